@@ -1,0 +1,28 @@
+"""Tasks every flow shares: open the lake, run the quality suites, rebuild the warehouse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+
+from webgym import quality, warehouse
+from webgym.lake import Lake
+
+
+@task
+def recover_lake(data_root: str) -> int:
+    """Finish interrupted compactions and commit journals of dead writers."""
+    return Lake(data_root).recover()
+
+
+@task
+def quality_gate(data_root: str, tables: list[str] | None = None) -> None:
+    """Fail the flow when any table (all by default) breaks its data-quality suite."""
+    quality.assert_quality(Lake(data_root), tables)
+
+
+@task
+def build_warehouse(data_root: str, path: str) -> str:
+    """Rewrite warehouse.duckdb so external SQL tools see the lake."""
+    return str(warehouse.build(Lake(data_root), Path(path)))

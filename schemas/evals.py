@@ -1,0 +1,28 @@
+"""evals: one row per evaluated episode."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from schemas.table import TableSchema
+
+
+class Eval(BaseModel):
+    trajectory_id: str = Field(description="The evaluation episode (trajectories.trajectory_id).")
+    iteration: int = Field(ge=0, description="Iteration evaluated.")
+    checkpoint: str = Field(description="Checkpoint or policy version evaluated.")
+    split: Literal["train", "test"] = Field(description="Split the task came from.")
+    task_id: str = Field(description="The task (tasks.task_id).")
+    difficulty_band: Literal["easy", "medium", "hard"] | None = Field(default=None, description="Band of the task.")
+    domain: str | None = Field(default=None, description="Domain of the task.")
+    success: bool = Field(description="Authoritative verdict.")
+    evaluated_at: dt.datetime = Field(description="When (UTC).")
+
+
+SCHEMA = TableSchema(
+    name="evals", row=Eval, keys=("trajectory_id",),
+    references={"trajectory_id": "trajectories.trajectory_id", "task_id": "tasks.task_id"},
+    description="One row per evaluated episode.")

@@ -1,0 +1,71 @@
+"""steps: one row per agent step."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from schemas.table import TableSchema
+
+
+class Element(BaseModel):
+    """An interactive element numbered on a set-of-marks screenshot."""
+
+    mark: int = Field(description="The number drawn on the screenshot.")
+    tag: str = Field(description="HTML tag name.")
+    role: str | None = Field(default=None, description="ARIA role, when any.")
+    text: str = Field(description="Visible text or accessible name, truncated.")
+    x: float = Field(description="Left edge in CSS pixels.")
+    y: float = Field(description="Top edge in CSS pixels.")
+    width: float = Field(description="Width in CSS pixels.")
+    height: float = Field(description="Height in CSS pixels.")
+
+
+class Action(BaseModel):
+    """One tool call; only the arguments its tool takes are set."""
+
+    name: str = Field(description="Tool: click, type, scroll, back, goto, answer, hover, drag, ...")
+    mark: int | None = Field(default=None, description="Target element by set-of-marks number.")
+    x: float | None = Field(default=None, description="Target x (pixels, or 0-1000 when normalised).")
+    y: float | None = Field(default=None, description="Target y.")
+    to_x: float | None = Field(default=None, description="Drag end x.")
+    to_y: float | None = Field(default=None, description="Drag end y.")
+    text: str | None = Field(default=None, description="Text typed or answered.")
+    keys: list[str] | None = Field(default=None, description="Keys pressed together.")
+    direction: str | None = Field(default=None, description="Scroll direction.")
+    amount: float | None = Field(default=None, description="Scroll amount or wait seconds.")
+    url: str | None = Field(default=None, description="URL for goto / new_tab.")
+    tab: int | None = Field(default=None, description="Tab index for switch_tab / close_tab.")
+    ok: bool | None = Field(default=None, description="Whether it executed without error.")
+    feedback: str | None = Field(default=None, description="What the action did, as told to the agent.")
+
+
+class Latency(BaseModel):
+    """Seconds spent per operation type in this step."""
+
+    navigate_s: float | None = Field(default=None, description="Navigation.")
+    screenshot_s: float | None = Field(default=None, description="Observation capture.")
+    execute_s: float | None = Field(default=None, description="Action execution.")
+    policy_s: float | None = Field(default=None, description="Waiting for the policy.")
+
+
+class Step(BaseModel):
+    trajectory_id: str = Field(description="The episode (trajectories.trajectory_id).")
+    t: int = Field(ge=0, description="Step index from 0.")
+    screenshot_sha256: str | None = Field(default=None, description="Blob hash of the observed screenshot.")
+    url: str | None = Field(default=None, description="Page URL when observed.")
+    title: str | None = Field(default=None, description="Page title when observed.")
+    elements: list[Element] | None = Field(default=None, description="Set-of-marks element list.")
+    response: str | None = Field(default=None, description="The policy's raw response.")
+    memory: str | None = Field(default=None, description="The memory the policy wrote this step.")
+    actions: list[Action] | None = Field(default=None, description="Parsed tool calls, in order.")
+    parse_error: str | None = Field(default=None, description="Why the response could not be parsed.")
+    feedback: str | None = Field(default=None, description="Environment feedback shown at the next step.")
+    logprob: float | None = Field(default=None, description="Sum of response token logprobs, when given.")
+    state_hash: str | None = Field(default=None, description="Synthetic sites: hash of the session state after the step.")
+    latency: Latency | None = Field(default=None, description="Time per operation.")
+
+
+SCHEMA = TableSchema(
+    name="steps", row=Step, keys=("trajectory_id", "t"),
+    references={"trajectory_id": "trajectories.trajectory_id"},
+    description="One row per agent step.")

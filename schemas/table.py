@@ -1,0 +1,158 @@
+"""The one mechanism that turns a typed row model into a table definition.
+
+Each module in schemas/ declares a pydantic row model and wraps it in a `TableSchema`; the Arrow
+schema, column lists, column docs, write-time validation and the quality suites all derive from it,
+so a column is written down exactly once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import annotated_types
+import pandas as pd
+import pyarrow as pa
+from pydantic import BaseModel
+
+
+class SchemaError(ValueError):
+    """A frame does not fit its table's schema; the message names table, column and row."""
+
+
+def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(annotation)) == 2:
+            return args[0], True
+        raise TypeError(f"unions other than Optional are not storable: {annotation}")
+    return annotation, False
+
+
+def arrow_type(annotation: Any) -> pa.DataType:
+    """Arrow type for a (non-optional) Python annotation used in a row model."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return arrow_type(typing.get_args(annotation)[0])
+    if origin is Literal:
+        return pa.string()
+    if origin is list:
+        (item,) = typing.get_args(annotation)
+        item, _ = _unwrap_optional(item)
+        return pa.list_(arrow_type(item))
+    if origin is dict:
+        key, value = typing.get_args(annotation)
+        return pa.map_(arrow_type(key), arrow_type(value))
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return pa.struct([arrow_field(name, info) for name, info in annotation.model_fields.items()])
+    simple = {str: pa.string(), int: pa.int64(), float: pa.float64(), bool: pa.bool_(),
+              bytes: pa.binary(), dt.datetime: pa.timestamp("us", tz="UTC")}
+    if annotation in simple:
+        return simple[annotation]
+    raise TypeError(f"no Arrow type for annotation {annotation!r}")
+
+
+def arrow_field(name: str, info: Any) -> pa.Field:
+    annotation, nullable = _unwrap_optional(info.annotation)
+    metadata = {"doc": info.description} if info.description else None
+    return pa.field(name, arrow_type(annotation), nullable=nullable, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """A lake table: its row model plus the keys and references the quality suite enforces."""
+
+    name: str
+    row: type[BaseModel]
+    keys: tuple[str, ...]
+    description: str
+    references: dict[str, str] = field(default_factory=dict)
+    """column -> "table.column" it must point to (referential integrity)."""
+
+    @property
+    def arrow(self) -> pa.Schema:
+        return pa.schema([arrow_field(n, i) for n, i in self.row.model_fields.items()],
+                         metadata={"table": self.name, "doc": self.description})
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.row.model_fields)
+
+    def doc(self, column: str) -> str:
+        return self.row.model_fields[column].description or ""
+
+    def enum_values(self, column: str) -> list[str] | None:
+        """Allowed values of a Literal column, None for free columns."""
+        annotation, _ = _unwrap_optional(self.row.model_fields[column].annotation)
+        if typing.get_origin(annotation) is Literal:
+            return list(typing.get_args(annotation))
+        return None
+
+    def bounds(self, column: str) -> tuple[float | None, float | None]:
+        """(min, max) declared with Field(ge=..., le=...) on a column."""
+        low = high = None
+        for constraint in self.row.model_fields[column].metadata:
+            if isinstance(constraint, annotated_types.Ge):
+                low = constraint.ge
+            elif isinstance(constraint, annotated_types.Le):
+                high = constraint.le
+        return low, high
+
+    def to_arrow(self, frame: pd.DataFrame) -> pa.Table:
+        """Validate a frame against this schema and convert it; raise SchemaError naming the culprit.
+
+        Missing nullable columns are filled with nulls; missing required columns, unknown
+        columns, uncastable values and nulls in required columns are refused.
+        """
+        schema = self.arrow
+        unknown = [c for c in frame.columns if c not in schema.names]
+        if unknown:
+            raise SchemaError(f"table {self.name}: unknown column(s) {unknown}; "
+                              f"the schema has {schema.names}")
+        missing = [f.name for f in schema if f.name not in frame.columns and not f.nullable]
+        if missing:
+            raise SchemaError(f"table {self.name}: missing required column(s) {missing}")
+        frame = frame.reset_index(drop=True)
+        arrays = []
+        for f in schema:
+            if f.name not in frame.columns:
+                arrays.append(pa.nulls(len(frame), type=f.type))
+                continue
+            array = self._column(frame, f)
+            if not f.nullable and array.null_count:
+                row = next(i for i, v in enumerate(array.is_null().to_pylist()) if v)
+                raise SchemaError(f"table {self.name}, column {f.name!r}, row {row}"
+                                  f"{self._row_key(frame, row)}: null in a required column")
+            arrays.append(array)
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    def _column(self, frame: pd.DataFrame, f: pa.Field) -> pa.Array:
+        values = frame[f.name]
+        try:
+            return pa.array(values, type=f.type, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+            pass
+        try:
+            return pa.array(values, from_pandas=True).cast(f.type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError, ValueError):
+            pass
+        for row, value in enumerate(values.tolist()):
+            try:
+                pa.array([value], type=f.type, from_pandas=True)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as error:
+                raise SchemaError(
+                    f"table {self.name}, column {f.name!r}, row {row}{self._row_key(frame, row)}: "
+                    f"cannot store {value!r} as {f.type} ({error})") from None
+        raise SchemaError(f"table {self.name}, column {f.name!r}: cannot convert "
+                          f"{values.dtype} to {f.type}")
+
+    def _row_key(self, frame: pd.DataFrame, row: int) -> str:
+        parts = [f"{k}={frame.at[row, k]!r}" for k in self.keys if k in frame.columns]
+        return f" ({', '.join(parts)})" if parts else ""
+
+    def empty_frame(self) -> pd.DataFrame:
+        return self.arrow.empty_table().to_pandas()

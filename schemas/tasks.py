@@ -1,0 +1,49 @@
+"""tasks: one row per task in the environment, original or decomposed."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from schemas.rubric import Rubric
+from schemas.table import TableSchema
+
+DIFFICULTY_BANDS: dict[str, tuple[int, int | None]] = {"easy": (1, 3), "medium": (4, 6), "hard": (7, None)}
+"""WebGym's bands over the number of facts; the upper bound is inclusive, None means open."""
+
+
+def difficulty_band(difficulty: int) -> str:
+    """Band name for a difficulty (number of facts)."""
+    for band, (low, high) in DIFFICULTY_BANDS.items():
+        if difficulty >= low and (high is None or difficulty <= high):
+            return band
+    raise ValueError(f"difficulty {difficulty} is below every band (must be >= 1)")
+
+
+class Task(BaseModel):
+    task_id: str = Field(description="Stable hash of source, source_id and (for decomposed tasks) the groups kept.")
+    parent_task_id: str | None = Field(default=None, description="The task this one was decomposed from.")
+    parent_groups: list[int] | None = Field(
+        default=None, description="Indices of the parent's fact groups this task keeps.")
+    source: str = Field(description="Source benchmark (seed_tasks.source).")
+    source_id: str = Field(description="Id in the source (seed_tasks.source_id).")
+    text: str = Field(description="Instruction shown to the agent.")
+    website: str | None = Field(default=None, description="Host name of the target website.")
+    start_url: str | None = Field(default=None, description="URL the episode starts from.")
+    domain: str | None = Field(default=None, description="Mind2Web-2 domain (6 values).")
+    subdomain: str | None = Field(default=None, description="Mind2Web-2 subdomain (24 values).")
+    difficulty: int | None = Field(default=None, ge=1, description="Number of facts in the rubric.")
+    source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
+    split: Literal["train", "test"] | None = Field(default=None, description="OOD split, set by the split stage.")
+    rubric: Rubric | None = Field(default=None, description="Fact groups the judge checks.")
+    reference_answer: str | None = Field(default=None, description="Reference answer from the source.")
+    evaluation: str | None = Field(default=None, description="Source evaluation block as JSON.")
+    created_at: dt.datetime = Field(description="When this row was produced (UTC).")
+
+
+SCHEMA = TableSchema(
+    name="tasks", row=Task, keys=("task_id",),
+    references={"parent_task_id": "tasks.task_id"},
+    description="One row per task in the environment (original or decomposed).")

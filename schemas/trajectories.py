@@ -1,0 +1,38 @@
+"""trajectories: one row per episode."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from schemas.table import TableSchema
+
+Termination = Literal["answered", "max_steps", "parse_error", "env_error", "navigation_failed",
+                      "blocked", "timeout", "policy_error", "cut"]
+
+
+class Trajectory(BaseModel):
+    trajectory_id: str = Field(description="Unique episode id.")
+    task_id: str = Field(description="The task attempted (tasks.task_id).")
+    iteration: int = Field(ge=0, description="Training iteration that produced it.")
+    group_id: str | None = Field(default=None, description="Episodes of one task rolled out together (GRPO).")
+    policy: str = Field(description="Policy kind: chat, local, oracle, random, ...")
+    policy_version: str = Field(description="Checkpoint or model the policy ran.")
+    prompt_version: str | None = Field(default=None, description="Prompt template version.")
+    horizon: int = Field(ge=1, description="Step limit of this episode.")
+    n_steps: int = Field(ge=0, description="Steps taken.")
+    termination: Termination = Field(description="Why the episode ended.")
+    answer: str | None = Field(default=None, description="The agent's final answer, if it answered.")
+    final_state: str | None = Field(default=None, description="Synthetic sites: the session state at the end (JSON).")
+    error: str | None = Field(default=None, description="What went wrong, for env/policy errors.")
+    attempt: int = Field(default=1, ge=1, description="Environment retries: 1 for the first try.")
+    started_at: dt.datetime = Field(description="Episode start (UTC).")
+    ended_at: dt.datetime = Field(description="Episode end (UTC).")
+
+
+SCHEMA = TableSchema(
+    name="trajectories", row=Trajectory, keys=("trajectory_id",),
+    references={"task_id": "tasks.task_id"},
+    description="One row per episode.")

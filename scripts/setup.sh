@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up everything the project needs on a Debian machine: Chromium, a .venv with the CPU torch
+# build and the project (with the train and test extras). Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_packages=()
+command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium fonts-liberation)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_packages+=(python3-venv)
+if [ ${#apt_packages[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${apt_packages[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+fi
+
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { echo "setup: Python 3.11 or newer is needed (found $(python3 --version))" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv"
+    python3 -m venv .venv
+fi
+
+stamp=.venv/.webgym-installed
+want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing Python packages (a few minutes the first time)"
+    .venv/bin/pip install -q -U pip
+    # torch first, pinned: this exact version resolves to the CPU build here.
+    .venv/bin/pip install -q -c constraints.txt torch==2.13.0
+    .venv/bin/pip install -q -c constraints.txt -e ".[train,test]"
+    echo "$want" > "$stamp"
+fi
+echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium))"

@@ -1,0 +1,1 @@
+"""Stages: plain functions from tables to tables, with no Prefect inside. They meet at tables."""

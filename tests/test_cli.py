@@ -1,0 +1,83 @@
+"""The webgym command as a user types it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import steps_frame, tasks_frame, trajectories_frame
+from webgym.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _no_env_lake(monkeypatch):
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+
+
+def _webgym(lake, *args: str):
+    return runner.invoke(app, ["--data-dir", lake.root, *args])
+
+
+@pytest.mark.parametrize("command", [[], ["sql"], ["quality"], ["init"], ["nightly"], ["lake", "compact"],
+                                     ["lake", "recover"], ["warehouse", "build"]])
+def test_every_subcommand_has_help(command):
+    result = runner.invoke(app, [*command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
+
+
+def test_sql_prints_a_table_csv_and_json(lake):
+    lake.write_table("tasks", tasks_frame())
+    table = _webgym(lake, "sql", "SELECT source, tasks FROM tasks_by_source")
+    assert table.exit_code == 0 and "synthetic" in table.output and "(2 rows)" in table.output
+    csv = _webgym(lake, "sql", "SELECT task_id FROM tasks ORDER BY 1", "--format", "csv")
+    assert csv.output.splitlines() == ["task_id", "t1", "t2", "t3"]
+    as_json = _webgym(lake, "sql", "SELECT 1 AS one", "--format", "json")
+    assert json.loads(as_json.output) == [{"one": 1}]
+
+
+def test_sql_error_and_missing_lake_are_clear(lake, tmp_path):
+    bad = _webgym(lake, "sql", "SELECT * FROM nowhere")
+    assert bad.exit_code == 1 and "SQL error" in bad.output
+    missing = runner.invoke(app, ["--data-dir", str(tmp_path / "nope"), "sql", "SELECT 1"])
+    assert missing.exit_code == 2 and "no lake at" in missing.output
+
+
+def test_quality_exits_1_and_names_the_row(lake):
+    lake.write_table("tasks", tasks_frame())
+    lake.write_table("trajectories", trajectories_frame())
+    lake.write_table("steps", steps_frame().assign(trajectory_id=["r0", "r0", "r1", "lost"]))
+    result = _webgym(lake, "quality")
+    assert result.exit_code == 1
+    assert "'trajectory_id': 'lost'" in result.output and "1 violation(s)" in result.output
+    assert _webgym(lake, "quality", "tasks").exit_code == 0
+
+
+def test_compact_reports_unchanged_rows(lake):
+    for _ in range(3):
+        lake.write_table("trajectories", trajectories_frame())
+    result = _webgym(lake, "lake", "compact", "trajectories", "--min-files", "2")
+    assert result.exit_code == 0 and "trajectories: 3 -> 1 files, 9 rows, checksum unchanged" in result.output
+
+
+def test_bad_config_value_says_which_field(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("lake:\n  journal_batch_rows: 0\n")
+    result = runner.invoke(app, ["--config", str(config), "sql", "SELECT 1"])
+    assert result.exit_code == 2 and "lake.journal_batch_rows" in result.output
+
+
+def test_main_job_command_runs_the_nightly_flow(tmp_path):
+    config = tmp_path / "profile.yaml"
+    config.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nwarehouse:\n  path: {tmp_path / 'w.duckdb'}\n")
+    done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(config), "nightly"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "nightly finished" in done.stdout and "all data-quality suites passed" in done.stdout
+    assert (tmp_path / "w.duckdb").exists() and (tmp_path / "data" / "tasks" / "_schema.parquet").exists()

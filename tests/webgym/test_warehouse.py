@@ -1,0 +1,74 @@
+"""Warehouse: views over the lake, statistics views, and warehouse.duckdb for external tools."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import duckdb
+import pandas as pd
+
+from schemas.judgments import Judgment
+from tests.conftest import NOW, rows, steps_frame, tasks_frame, trajectories_frame
+from webgym import warehouse
+
+
+def _judgment(tid: str, judge: str, success: bool, status: str = "judged", minutes: int = 0) -> Judgment:
+    return Judgment(judgment_id=f"{tid}-{judge}-{minutes}", trajectory_id=tid, judge=judge, status=status,
+                    success=success, reward=float(success), judged_at=NOW + dt.timedelta(minutes=minutes))
+
+
+def test_views_exist_for_every_table_even_when_empty(lake):
+    with warehouse.connect(lake) as con:
+        assert con.execute("SELECT count(*) FROM steps").fetchall() == [(0,)]
+        names = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+    assert set(warehouse.describe()["name"]) == names
+
+
+def test_verdicts_prefer_exact_over_rubric_and_real_verdicts_over_errors(lake):
+    lake.write_table("tasks", tasks_frame())
+    lake.write_table("trajectories", trajectories_frame())
+    lake.write_table("judgments", rows([
+        _judgment("r0", "rubric", True), _judgment("r0", "exact", False),
+        _judgment("r1", "rubric", False, "error"), _judgment("r1", "task_only", True),
+        _judgment("r2", "rubric", False), _judgment("r2", "rubric", True, minutes=5),  # rejudged later
+    ]))
+    verdicts = warehouse.query(lake, "SELECT trajectory_id, judge, success FROM verdicts ORDER BY 1")
+    assert verdicts.values.tolist() == [["r0", "exact", False], ["r1", "task_only", True], ["r2", "rubric", True]]
+    bands = warehouse.query(lake, "SELECT difficulty_band, trajectories, successes FROM success_by_band ORDER BY 1")
+    assert bands.values.tolist() == [["easy", 2, 1], ["hard", 1, 1]]
+
+
+def test_same_screenshot_rate_and_steps_per_trajectory(lake):
+    lake.write_table("trajectories", trajectories_frame())
+    lake.write_table("steps", steps_frame())
+    rate = warehouse.query(lake, "SELECT steps, same_screenshot_rate FROM same_screenshot_rate")
+    assert rate.values.tolist() == [[2, 0.5]]  # r0 repeats a, r1 goes b -> c
+    lengths = warehouse.query(lake, "SELECT trajectories, mean_steps FROM steps_per_trajectory")
+    assert lengths.values.tolist() == [[3, 2.0]]
+
+
+def test_task_composition_views(lake):
+    lake.write_table("tasks", tasks_frame())
+    by_band = warehouse.query(lake, "SELECT difficulty_band, split, tasks FROM tasks_by_band")
+    assert by_band.values.tolist() == [["easy", "train", 2], ["hard", "test", 1]]
+    by_split = warehouse.query(lake, "SELECT split, tasks, websites FROM tasks_by_split")
+    assert by_split.values.tolist() == [["test", 1, 1], ["train", 2, 1]]
+
+
+def test_warehouse_file_sees_parts_appended_after_it_was_built(lake, tmp_path):
+    path = warehouse.build(lake, tmp_path / "warehouse.duckdb")
+    lake.write_table("tasks", tasks_frame().iloc[:1])
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM tasks").fetchall() == [(1,)]
+    lake.write_table("tasks", tasks_frame().iloc[1:])
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM tasks").fetchall() == [(3,)]
+        assert con.execute("SELECT count(*) FROM tasks_by_source").fetchall() == [(2,)]
+
+
+def test_queries_are_not_blocked_by_a_writer_holding_the_warehouse_file(lake, tmp_path):
+    path = warehouse.build(lake, tmp_path / "warehouse.duckdb")
+    with duckdb.connect(str(path)):  # a read-write connection locks the file for other processes
+        with lake.stream("rollout", batch_rows=100) as writer:
+            writer.append({"tasks": tasks_frame()})
+            assert isinstance(warehouse.query(lake, "SELECT * FROM tasks"), pd.DataFrame)

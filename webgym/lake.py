@@ -1,0 +1,386 @@
+"""The Parquet lake: the only code that knows where tables and blobs live and how they are written.
+
+Layout under the root (a path or an fsspec URL):
+
+    <table>/_schema.parquet          zero rows, the current schema (so SQL views always type-check)
+    <table>/part-<stamp>-<id>.parquet one file per write: appends never rewrite earlier data
+    blobs/<sha256>.png                screenshots, content-addressed, written once
+    _compaction/<table>.json          intent of a compaction in progress (finished by `recover`)
+
+Every file becomes visible in one step (temporary name, then rename; a single PUT on object
+stores), so a reader never sees a partial file and a killed writer leaves earlier data intact.
+Streaming writers journal each append to local disk and commit a part per batch (`StreamWriter`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import hashlib
+import io
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import fsspec
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+from schemas import TABLES, TableSchema, schema_for
+from webgym import PROJECT_ROOT
+
+log = logging.getLogger(__name__)
+
+SCHEMA_FILE = "_schema.parquet"
+
+
+def _stamp() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%f")
+
+
+def _safe_id(run_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)[:64]
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """What a compaction did; equal counts and checksums prove no row changed."""
+
+    table: str
+    files_before: int
+    files_after: int
+    rows_before: int
+    rows_after: int
+    checksum_before: int
+    checksum_after: int
+
+
+class Lake:
+    """Tables as Parquet parts under one root, plus the blob store."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = str(root).rstrip("/")
+        self.fs, self._base = fsspec.core.url_to_fs(self.root)
+        self.is_local = isinstance(self.fs, fsspec.implementations.local.LocalFileSystem)
+
+    # -- paths -----------------------------------------------------------------------------
+    def _path(self, *parts: str) -> str:
+        return "/".join([self._base.rstrip("/"), *parts])
+
+    def url(self, *parts: str) -> str:
+        """A location as DuckDB and users see it: a plain path locally, protocol://... remotely."""
+        return self._as_url(self._path(*parts))
+
+    def _as_url(self, path: str) -> str:
+        return path if self.is_local else self.fs.unstrip_protocol(path)
+
+    def connect_duckdb(self) -> duckdb.DuckDBPyConnection:
+        """A fresh in-memory DuckDB connection that can read this lake (never locks a file)."""
+        con = duckdb.connect()
+        if not self.is_local:
+            con.register_filesystem(self.fs)
+        return con
+
+    def journal_dir(self) -> Path:
+        """Local directory for streaming journals (object stores cannot append)."""
+        if self.is_local:
+            return Path(self._path("_journal"))
+        digest = hashlib.sha256(self.root.encode()).hexdigest()[:16]
+        return PROJECT_ROOT / ".journal" / digest
+
+    # -- atomic files ----------------------------------------------------------------------
+    def _put(self, path: str, data: bytes) -> None:
+        """Make `path` appear with `data` in one step."""
+        if not self.is_local:
+            self.fs.pipe_file(path, data)
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+
+    @staticmethod
+    def _parquet_bytes(table: pa.Table) -> bytes:
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer, compression="zstd")
+        return buffer.getvalue()
+
+    # -- tables ----------------------------------------------------------------------------
+    def ensure_table(self, name: str) -> TableSchema:
+        """Create the table's folder and schema file, refreshing the file when the schema changed."""
+        schema = schema_for(name)
+        path = self._path(name, SCHEMA_FILE)
+        if self.fs.exists(path):
+            with self.fs.open(path, "rb") as handle:
+                if pq.read_schema(handle).equals(schema.arrow, check_metadata=False):
+                    return schema
+        self._put(path, self._parquet_bytes(schema.arrow.empty_table()))
+        return schema
+
+    def init(self) -> None:
+        """Create every table of the data model (idempotent)."""
+        for name in TABLES:
+            self.ensure_table(name)
+
+    def parts(self, name: str) -> list[str]:
+        """Committed part files of a table, oldest first."""
+        pattern = self._path(name, "part-*.parquet")
+        return sorted(self.fs.glob(pattern))
+
+    def write_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str | None:
+        """Validate `frame` and append it as a new part; return the part's path (None if empty)."""
+        schema = self.ensure_table(name)
+        table = schema.to_arrow(frame)
+        if table.num_rows == 0:
+            return None
+        path = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
+        self._put(path, self._parquet_bytes(table))
+        log.debug("wrote %d rows to %s", table.num_rows, path)
+        return path
+
+    def read_arrow(self, name: str, columns: list[str] | None = None,
+                   filter: ds.Expression | None = None) -> pa.Table:
+        """All committed rows of a table as Arrow, typed by the current schema."""
+        schema = schema_for(name)
+        parts = self.parts(name)
+        if not parts:
+            empty = schema.arrow.empty_table()
+            return empty.select(columns) if columns else empty
+        dataset = ds.dataset(parts, schema=schema.arrow, format="parquet", filesystem=self.fs)
+        return dataset.to_table(columns=columns, filter=filter)
+
+    def read_table(self, name: str, columns: list[str] | None = None,
+                   filter: ds.Expression | None = None) -> pd.DataFrame:
+        """All committed rows of a table as a DataFrame (nested columns as dicts and lists)."""
+        return self.read_arrow(name, columns, filter).to_pandas(maps_as_pydicts="strict")
+
+    def count(self, name: str) -> int:
+        parts = self.parts(name)
+        if not parts:
+            return 0
+        return ds.dataset(parts, schema=schema_for(name).arrow, format="parquet",
+                          filesystem=self.fs).count_rows()
+
+    def counts(self) -> dict[str, int]:
+        """Rows per table, for every table of the data model."""
+        return {name: self.count(name) for name in TABLES}
+
+    def stream(self, run_id: str = "stream", batch_rows: int = 64) -> StreamWriter:
+        """A journaled writer for many small appends (rollouts); see StreamWriter."""
+        return StreamWriter(self, run_id, batch_rows)
+
+    # -- blobs -----------------------------------------------------------------------------
+    def put_blob(self, data: bytes, suffix: str = "png") -> str:
+        """Store bytes once under their SHA-256 and return the hash."""
+        sha = hashlib.sha256(data).hexdigest()
+        path = self._path("blobs", f"{sha}.{suffix}")
+        if not self.fs.exists(path):
+            self._put(path, data)
+        return sha
+
+    def get_blob(self, sha: str, suffix: str = "png") -> bytes:
+        """The bytes stored under a hash; FileNotFoundError names the hash when absent."""
+        path = self._path("blobs", f"{sha}.{suffix}")
+        try:
+            return self.fs.cat_file(path)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no blob {sha}.{suffix} under {self.url('blobs')}") from None
+
+    # -- maintenance -----------------------------------------------------------------------
+    def checksum(self, name: str) -> tuple[int, int]:
+        """(rows, order-independent checksum of all rows) of a table."""
+        parts = self.parts(name)
+        if not parts:
+            return 0, 0
+        files = ", ".join(f"'{self._as_url(p)}'" for p in parts)
+        with self.connect_duckdb() as con:
+            rows, total = con.execute(
+                f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) "
+                f"FROM read_parquet([{files}], union_by_name=true) t").fetchall()[0]
+        return int(rows), int(total)
+
+    def compact(self, name: str, min_files: int = 2) -> CompactionResult:
+        """Merge a table's parts into one file without changing any row.
+
+        The intent (inputs and output) is written first, so a compaction killed half-way is
+        finished by `recover` instead of leaving duplicated rows behind.
+        """
+        self.recover(name)
+        schema = self.ensure_table(name)
+        parts = self.parts(name)
+        rows, checksum = self.checksum(name)
+        if len(parts) < min_files:
+            return CompactionResult(name, len(parts), len(parts), rows, rows, checksum, checksum)
+        output = self._path(name, f"part-{_stamp()}-compacted-{uuid.uuid4().hex[:6]}.parquet")
+        intent = self._path("_compaction", f"{name}.json")
+        self._put(intent, json.dumps({"output": output, "inputs": parts}).encode())
+        merged = ds.dataset(parts, schema=schema.arrow, format="parquet", filesystem=self.fs).to_table()
+        self._put(output, self._parquet_bytes(merged))
+        self._finish_compaction(intent)
+        rows_after, checksum_after = self.checksum(name)
+        return CompactionResult(name, len(parts), len(self.parts(name)), rows, rows_after,
+                                checksum, checksum_after)
+
+    def _finish_compaction(self, intent: str) -> None:
+        plan = json.loads(self.fs.cat_file(intent))
+        if self.fs.exists(plan["output"]):
+            for path in plan["inputs"]:
+                if self.fs.exists(path):
+                    self.fs.rm(path)
+        self.fs.rm(intent)
+
+    def recover(self, name: str | None = None, stale_after_s: float = 3600) -> int:
+        """Finish interrupted compactions, commit journals of dead writers and delete temporary
+        files older than `stale_after_s` that killed writers left; return rows committed."""
+        if self.is_local:
+            cutoff = time.time() - stale_after_s
+            for tmp in self.fs.glob(self._path(name or "*", ".*.tmp")):
+                if os.stat(tmp).st_mtime < cutoff:
+                    os.remove(tmp)
+        for intent in self.fs.glob(self._path("_compaction", "*.json")):
+            if name is None or intent.endswith(f"/{name}.json"):
+                self._finish_compaction(intent)
+        committed = 0
+        root = self.journal_dir()
+        if root.exists():
+            for writer_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+                with _try_lock(writer_dir) as locked:
+                    if locked:
+                        committed += _Journal(self, writer_dir).commit_all()
+                        _remove_dir(writer_dir)
+        return committed
+
+
+@contextlib.contextmanager
+def _try_lock(directory: Path) -> Iterator[bool]:
+    """Hold the writer's lock if nobody alive holds it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / "lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_dir(directory: Path) -> None:
+    for path in directory.iterdir():
+        path.unlink()
+    directory.rmdir()
+
+
+class _Journal:
+    """Entries of one writer: `<seq>.<table>.arrow` files, valid once `<seq>.ok` exists."""
+
+    def __init__(self, lake: Lake, directory: Path) -> None:
+        self.lake, self.dir = lake, directory
+
+    def entries(self) -> list[int]:
+        return sorted(int(p.name.split(".")[0]) for p in self.dir.glob("*.ok"))
+
+    def add(self, seq: int, tables: dict[str, pa.Table]) -> None:
+        for name, table in tables.items():
+            path = self.dir / f"{seq:08d}.{name}.arrow"
+            with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+            with open(path, "rb+") as handle:
+                os.fsync(handle.fileno())
+        marker = self.dir / f"{seq:08d}.ok"
+        with open(marker, "wb") as handle:
+            os.fsync(handle.fileno())
+
+    def commit_all(self) -> int:
+        """Write one part per table from every complete entry, then drop the entries.
+
+        Part names depend only on the writer and the first entry, and entries are removed newest
+        first, so a commit interrupted anywhere and redone writes exactly the missing parts.
+        """
+        seqs = self.entries()
+        if not seqs:
+            return 0
+        batches: dict[str, list[pa.Table]] = {}
+        for seq in seqs:
+            for path in sorted(self.dir.glob(f"{seq:08d}.*.arrow")):
+                with pa.memory_map(str(path)) as source:
+                    batches.setdefault(path.name.split(".")[1], []).append(pa.ipc.open_file(source).read_all())
+        rows = 0
+        for name, tables in batches.items():
+            schema = self.lake.ensure_table(name)
+            part = self.lake._path(name, f"part-{self.dir.name}-{seqs[0]:08d}.parquet")
+            merged = pa.concat_tables([t.cast(schema.arrow) for t in tables])
+            if not self.lake.fs.exists(part):
+                self.lake._put(part, self.lake._parquet_bytes(merged))
+            rows += merged.num_rows
+        for seq in reversed(seqs):
+            (self.dir / f"{seq:08d}.ok").unlink()
+            for path in self.dir.glob(f"{seq:08d}.*.arrow"):
+                path.unlink()
+        for leftover in self.dir.glob("*.arrow"):  # entries whose marker never appeared
+            leftover.unlink()
+        return rows
+
+
+class StreamWriter:
+    """Durable small appends for long-running writers such as rollouts.
+
+    Each `append` is journaled to local disk (fsync) before it returns, so an acknowledged row
+    survives a crash; every `batch_rows` rows become one Parquet part per table. Several tables
+    can be appended together (steps with their trajectory): they commit together.
+    A writer started after a crash first commits what dead writers left in the journal.
+    """
+
+    def __init__(self, lake: Lake, run_id: str, batch_rows: int) -> None:
+        self.lake, self.batch_rows = lake, batch_rows
+        self.dir = lake.journal_dir() / f"{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}"
+        self._lock_handle: io.TextIOWrapper | None = None
+        self._journal = _Journal(lake, self.dir)
+        self._seq = 0
+        self._pending_rows = 0
+
+    def __enter__(self) -> StreamWriter:
+        self.lake.recover()
+        self.dir.mkdir(parents=True)
+        self._lock_handle = open(self.dir / "lock", "a")
+        fcntl.flock(self._lock_handle, fcntl.LOCK_EX)
+        return self
+
+    def append(self, frames: dict[str, pd.DataFrame]) -> None:
+        """Journal rows of one or more tables as one unit, committing when the batch is full."""
+        if self._lock_handle is None:
+            raise RuntimeError("StreamWriter.append outside `with lake.stream(...)`")
+        tables = {name: self.lake.ensure_table(name).to_arrow(frame) for name, frame in frames.items()}
+        self._journal.add(self._seq, tables)
+        self._seq += 1
+        self._pending_rows += max(t.num_rows for t in tables.values())
+        if self._pending_rows >= self.batch_rows:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit everything journaled so far as parts."""
+        self._journal.commit_all()
+        self._pending_rows = 0
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
+        assert self._lock_handle is not None
+        fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+        self._lock_handle.close()
+        self._lock_handle = None
+        _remove_dir(self.dir)
