@@ -17,6 +17,7 @@ from rich.table import Table
 from webgym.config import Config, ConfigError, load_config
 from webgym.lake import Lake
 from webgym.prefect_env import configure_prefect
+from webgym.taskset_cli import ingest, taskset_app
 
 app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -24,6 +25,8 @@ lake_app = typer.Typer(help="Maintain the Parquet lake.", no_args_is_help=True)
 warehouse_app = typer.Typer(help="The DuckDB warehouse over the lake.", no_args_is_help=True)
 app.add_typer(lake_app, name="lake")
 app.add_typer(warehouse_app, name="warehouse")
+app.add_typer(taskset_app, name="taskset")
+app.command()(ingest)
 
 console = Console()
 err_console = Console(stderr=True)

@@ -1,0 +1,77 @@
+"""`webgym ingest` and `webgym taskset ...`: building the task set from benchmark files."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from stages.ingest import ADAPTERS
+
+log = logging.getLogger("webgym.taskset")
+SOURCES_HELP = "; ".join(f"{a.name}: {a.summary}" for a in ADAPTERS.values())
+
+taskset_app = typer.Typer(help="Build and inspect the task set: dedup, decomposition, split, export.",
+                          no_args_is_help=True)
+
+
+def _mapping(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise typer.BadParameter(f"--map takes FIELD=COLUMN, got {pair!r}")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def ingest(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Task files (and, for WebVoyager, its answer file).",
+                                                exists=True, dir_okay=False)],
+    source: Annotated[str, typer.Option(help=f"Source format: auto (detected from the file's shape), "
+                                             f"or one of: {SOURCES_HELP}.")] = "auto",
+    column_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="generic source: FIELD=COLUMN (fields: text, id, website, start_url, reference_answer, "
+                      "domain, subdomain, difficulty, evaluation). Repeatable.")] = None,
+    show_bad: Annotated[int, typer.Option(help="Bad records to print per file.")] = 20,
+) -> None:
+    """Read benchmark task files into seed_tasks; print per file: records read, ingested, present, bad."""
+    from stages.ingest import IngestError, detect_source, seed_tasks_from_files
+    from webgym.cli import _lake, console, err_console
+
+    lake = _lake(ctx)
+    groups: dict[str, list[str]] = {}
+    if source == "auto":
+        for path in paths:
+            found = detect_source(str(path))
+            if found is None:
+                err_console.print(f"[red]{escape(str(path))}[/red]: cannot tell which benchmark this file comes from; "
+                                  f"pass --source (one of {', '.join(ADAPTERS)})")
+                raise typer.Exit(2)
+            console.print(f"{escape(str(path))}: source [bold]{found}[/bold] (detected)")
+            groups.setdefault(found, []).append(str(path))
+    else:
+        groups[source] = [str(p) for p in paths]
+    existing = set(map(tuple, lake.read_table("seed_tasks", columns=["source", "source_id"]).itertuples(index=False)))
+    total_bad = 0
+    for name, files in groups.items():
+        try:
+            result = seed_tasks_from_files(name, files, existing, _mapping(column_map or []))
+        except IngestError as error:
+            err_console.print(f"[red]{error}[/red]")
+            raise typer.Exit(2) from None
+        lake.write_table("seed_tasks", result.rows, run_id=f"ingest-{name}")
+        for report in result.files:
+            console.print(f"{escape(report.file)} ({name}): {report.read} read, {report.ingested} ingested, "
+                          f"{report.present} already present, {len(report.bad)} bad")
+            for bad in report.bad[:show_bad]:
+                console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}")
+            if len(report.bad) > show_bad:
+                console.print(f"  ... and {len(report.bad) - show_bad} more")
+        total_bad += len(result.bad)
+    console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
+                  + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
