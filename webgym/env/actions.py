@@ -1,0 +1,382 @@
+"""The agent's tools: WebGym's click/type/scroll/back/goto/answer plus OpenWebRL's hover, drag,
+press_keys, wait and tab tools.
+
+Each tool is a small async function over a `Browsing` handle. Its docstring, with examples, is
+exactly what the prompt shows the model (`tool_docs`), and it returns the textual feedback of
+OpenWebRL appendix A.2, computed from the browser state before and after the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from playwright.async_api import BrowserContext, Frame, Page, Request
+
+from schemas.steps import Action
+
+log = logging.getLogger(__name__)
+
+MAX_WAIT_S = 10.0
+SETTLE_S = 0.06
+"""Pause after pointer/keyboard actions so handlers that navigate or open tabs have started."""
+NAVIGATION_GRACE_S = 2.0
+"""How long an action whose target usually navigates (link, submit) waits for a navigation that may not come."""
+
+
+@dataclass
+class Browsing:
+    """What a tool acts on: the episode's context, its active page and the coordinate convention."""
+
+    context: BrowserContext
+    page: Page
+    viewport: tuple[int, int] = (1280, 720)
+    normalized: bool = False
+    """Coordinates in 0-1000 of the viewport (Qwen3-VL) instead of CSS pixels."""
+    answer: str | None = None
+    marks: dict[int, tuple[float, float]] = field(default_factory=dict)
+    """Set-of-marks number -> element centre in pixels, from the latest observation."""
+    navigation_timeout_s: float = 15.0
+    guard: Callable[[str], str | None] = lambda url: None
+    """Why a URL may not be opened (None when it may): checked before goto / new_tab navigate."""
+
+    def point(self, action: Action) -> tuple[float, float]:
+        """Pixel coordinates for a click-like action given by mark or by (x, y)."""
+        if action.mark is not None:
+            if action.mark not in self.marks:
+                raise ToolError(f"no element numbered {action.mark} on this page")
+            return self.marks[action.mark]
+        if action.x is None or action.y is None:
+            raise ToolError("needs x and y (or an element mark)")
+        return self.scale(action.x, action.y)
+
+    def scale(self, x: float, y: float) -> tuple[float, float]:
+        if self.normalized:
+            return x * self.viewport[0] / 1000, y * self.viewport[1] / 1000
+        return x, y
+
+
+class ToolError(Exception):
+    """A tool call that cannot run as given; its message becomes the failure feedback."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    run: Callable[[Browsing, Action], Awaitable[str]]
+    positional: tuple[str, ...]
+    """Action fields filled, in order, by positional arguments: click(512, 86) -> x, y."""
+    required: tuple[tuple[str, ...], ...]
+    """Alternatives of required argument sets, e.g. (("x", "y"), ("mark",))."""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.run.__doc__ or "")
+
+
+def _check(browsing: Browsing, url: str) -> None:
+    reason = browsing.guard(url)
+    if reason:
+        raise ToolError(f"refused {url}: {reason}")
+
+
+async def _target_at(page: Page, x: float, y: float) -> tuple[str, bool]:
+    """`<tag> role=... "text"` of the element under a point, and whether clicking it usually navigates."""
+    info = await page.evaluate(
+        """([x, y]) => { const e = document.elementFromPoint(x, y); if (!e) return null;
+             const text = (e.innerText || e.value || e.getAttribute('aria-label') || e.getAttribute('placeholder') || '')
+                          .trim().replace(/\\s+/g, ' ').slice(0, 60);
+             const link = e.closest('a[href]');
+             const href = link ? link.getAttribute('href') : '';
+             const submit = e.closest('button, input[type=submit], input[type=image]');
+             const submits = !!submit && !!submit.form && (submit.type === 'submit' || submit.type === 'image');
+             const navigates = (!!link && !href.startsWith('#') && !href.startsWith('javascript:')) || submits;
+             return {tag: e.tagName.toLowerCase(), role: e.getAttribute('role'), text, navigates}; }""", [x, y])
+    if info is None:
+        return "nothing", False
+    role = f" role={info['role']}" if info["role"] else ""
+    text = f' "{info["text"]}"' if info["text"] else ""
+    return f"<{info['tag']}>{role}{text}", info["navigates"]
+
+
+class _Effects:
+    """Watches one action for navigations and new tabs, so feedback describes what really happened.
+
+    Register before the action (`async with`), then `describe()` after it. Playwright reports a
+    navigation asynchronously, possibly after the click returned, so an action whose target is
+    expected to navigate (a link, a submit button, Enter in a form) waits for the frame to commit,
+    and any navigation request seen is waited for, before the next action can abort it.
+    """
+
+    def __init__(self, browsing: Browsing, expect_navigation: bool, timeout_s: float) -> None:
+        self.browsing, self.expect_navigation, self.timeout_s = browsing, expect_navigation, timeout_s
+        self.page = browsing.page
+        self.url = browsing.page.url
+        self.tabs_before = len(browsing.context.pages)
+        self.requested = False
+        self.committed = asyncio.Event()
+        self.new_tab = asyncio.Event()
+
+    def _on_request(self, request: Request) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self.requested = True
+
+    def _on_navigated(self, frame: Frame) -> None:
+        if frame == self.page.main_frame:
+            self.committed.set()
+
+    def _on_page(self, page: Page) -> None:
+        self.new_tab.set()
+
+    async def __aenter__(self) -> _Effects:
+        self.page.on("request", self._on_request)
+        self.page.on("framenavigated", self._on_navigated)
+        self.browsing.context.on("page", self._on_page)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.page.remove_listener("request", self._on_request)
+        self.page.remove_listener("framenavigated", self._on_navigated)
+        self.browsing.context.remove_listener("page", self._on_page)
+
+    async def describe(self) -> str:
+        await asyncio.sleep(SETTLE_S)
+        if (self.expect_navigation or self.requested) and not (self.committed.is_set() or self.new_tab.is_set()):
+            waits = [asyncio.ensure_future(self.committed.wait()), asyncio.ensure_future(self.new_tab.wait())]
+            await asyncio.wait(waits, timeout=self.timeout_s if self.requested else NAVIGATION_GRACE_S,
+                               return_when=asyncio.FIRST_COMPLETED)
+            for waiting in waits:
+                waiting.cancel()
+        pages = self.browsing.context.pages
+        if len(pages) > self.tabs_before:
+            self.browsing.page = pages[-1]
+            await _loaded(self.browsing.page)
+            return f" A new tab opened ({self.browsing.page.url}) and is now active."
+        if self.committed.is_set():
+            await _loaded(self.page)
+        if self.committed.is_set() or self.page.url != self.url:
+            return f" Page navigated to {self.page.url}."
+        return " Note: no visible navigation or new tab detected."
+
+
+async def _loaded(page: Page) -> None:
+    try:
+        await page.wait_for_load_state("domcontentloaded")
+    except Exception as error:  # a navigation that fails still leaves a page to observe
+        log.debug("waiting for load: %s", error)
+
+
+async def click(browsing: Browsing, action: Action) -> str:
+    """click(x, y) or click(mark): left-click a point (or a numbered element).
+    Examples: click(512, 86)  |  {"name": "click", "arguments": {"x": 512, "y": 86}}  |  click(mark=7)"""
+    x, y = browsing.point(action)
+    target, navigates = await _target_at(browsing.page, x, y)
+    async with _Effects(browsing, navigates, browsing.navigation_timeout_s) as effects:
+        await browsing.page.mouse.click(x, y)
+        return f"Succeed: 'click' on {target} at ({x:.0f}, {y:.0f}) executed." + await effects.describe()
+
+
+async def hover(browsing: Browsing, action: Action) -> str:
+    """hover(x, y): move the pointer to a point to reveal menus or tooltips.
+    Example: hover(300, 40)"""
+    x, y = browsing.point(action)
+    target, _ = await _target_at(browsing.page, x, y)
+    await browsing.page.mouse.move(x, y)
+    return f"Succeed: 'hover' over {target} at ({x:.0f}, {y:.0f}) executed."
+
+
+async def drag(browsing: Browsing, action: Action) -> str:
+    """drag(x, y, to_x, to_y): press at one point, move to another and release.
+    Example: drag(100, 400, 600, 400)"""
+    x, y = browsing.point(action)
+    if action.to_x is None or action.to_y is None:
+        raise ToolError("needs to_x and to_y")
+    to_x, to_y = browsing.scale(action.to_x, action.to_y)
+    await browsing.page.mouse.move(x, y)
+    await browsing.page.mouse.down()
+    await browsing.page.mouse.move(to_x, to_y, steps=8)
+    await browsing.page.mouse.up()
+    return f"Succeed: 'drag' from ({x:.0f}, {y:.0f}) to ({to_x:.0f}, {to_y:.0f}) executed."
+
+
+async def type_text(browsing: Browsing, action: Action) -> str:
+    """type(text) or type(text, x, y): clear the focused field (or the field at x, y) and type text.
+    End the text with "\\n" to press Enter afterwards.
+    Examples: type("red mug")  |  type("red mug\\n", 640, 88)"""
+    page = browsing.page
+    if action.x is not None or action.mark is not None:
+        x, y = browsing.point(action)
+        await page.mouse.click(x, y)
+    text = action.text or ""
+    submit = text.endswith("\n")
+    text = text.rstrip("\n")
+    focused = await page.evaluate(
+        """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+             return {tag: e.tagName.toLowerCase(), role: e.getAttribute('role'),
+                     name: e.getAttribute('aria-label') || e.getAttribute('placeholder') || e.name || '',
+                     editable: e.isContentEditable || ['input', 'textarea', 'select'].includes(e.tagName.toLowerCase()),
+                     in_form: !!e.form}; }""")
+    if not focused or not focused["editable"]:
+        raise ToolError("no text field is focused; click one first or pass x and y")
+    await page.keyboard.press("Control+A")
+    await page.keyboard.press("Delete")
+    await page.keyboard.type(text)
+    actual = await page.evaluate("() => document.activeElement && (document.activeElement.value ?? document.activeElement.innerText)")
+    role = f" role={focused['role']}" if focused["role"] else ""
+    feedback = f"Succeed: 'type' typed \"{text}\" into <{focused['tag']}>{role} \"{focused['name']}\"."
+    if actual is not None and actual != text:
+        feedback += f' Note: the field\'s actual value is "{actual}", which differs from the typed text.'
+    if submit:
+        async with _Effects(browsing, focused["in_form"], browsing.navigation_timeout_s) as effects:
+            await page.keyboard.press("Enter")
+            feedback += " Pressed Enter." + await effects.describe()
+    return feedback
+
+
+async def press_keys(browsing: Browsing, action: Action) -> str:
+    """press_keys(keys): press keys together as one chord, e.g. ["Control", "L"], or a single key.
+    Examples: press_keys(["Enter"])  |  press_keys(["Control", "A"])"""
+    keys = [k.strip() for k in action.keys or [] if k.strip()]
+    if not keys:
+        raise ToolError("needs at least one key")
+    chord = "+".join(k[:1].upper() + k[1:] if len(k) > 1 else k for k in keys)
+    in_form = await browsing.page.evaluate("() => !!(document.activeElement && document.activeElement.form)")
+    async with _Effects(browsing, "Enter" in keys and in_form, browsing.navigation_timeout_s) as effects:
+        await browsing.page.keyboard.press(chord)
+        return f"Succeed: 'press_keys' {keys} executed." + await effects.describe()
+
+
+async def scroll(browsing: Browsing, action: Action) -> str:
+    """scroll(direction, amount): scroll the page up/down/left/right by a fraction of the viewport
+    (default 0.5). Examples: scroll("down")  |  scroll("up", 1.0)"""
+    direction = (action.direction or "down").lower()
+    if direction not in ("up", "down", "left", "right"):
+        raise ToolError(f"direction must be up, down, left or right, not {direction!r}")
+    amount = action.amount if action.amount is not None else 0.5
+    width, height = browsing.viewport
+    dx = {"left": -width, "right": width}.get(direction, 0) * amount
+    dy = {"up": -height, "down": height}.get(direction, 0) * amount
+    position = "() => [window.scrollX, window.scrollY]"
+    before = await browsing.page.evaluate(position)
+    if browsing.page.url != "about:blank":
+        await browsing.page.mouse.move(width / 2, height / 2)
+    await browsing.page.mouse.wheel(dx, dy)
+    await browsing.page.wait_for_timeout(100)
+    after = await browsing.page.evaluate(position)
+    feedback = f"Succeed: 'scroll' {direction} by {amount:.0%} executed."
+    if after == before:
+        feedback += " Note: page scroll position did not change and may be at a boundary."
+    return feedback
+
+
+async def goto(browsing: Browsing, action: Action) -> str:
+    """goto(url): open a URL in the current tab.
+    Example: goto("http://shop-a.test/")"""
+    if not action.url:
+        raise ToolError("needs a url")
+    _check(browsing, action.url)
+    response = await browsing.page.goto(action.url)
+    status = f" (HTTP {response.status})" if response is not None and response.status >= 400 else ""
+    return f"Succeed: 'goto' opened {browsing.page.url}{status}."
+
+
+async def back(browsing: Browsing, action: Action) -> str:
+    """back(): go back in the tab's history.
+    Example: back()"""
+    before = browsing.page.url
+    await browsing.page.go_back()
+    if browsing.page.url == before:
+        return "Succeed: 'back' executed. Note: there was no earlier page; the URL did not change."
+    return f"Succeed: 'back' returned to {browsing.page.url}."
+
+
+async def wait(browsing: Browsing, action: Action) -> str:
+    """wait(seconds): let the page settle (at most 10 s, default 1).
+    Example: wait(2)"""
+    seconds = min(max(action.amount if action.amount is not None else 1.0, 0.0), MAX_WAIT_S)
+    await browsing.page.wait_for_timeout(seconds * 1000)
+    return f"Succeed: 'wait' for {seconds:g} s executed."
+
+
+async def new_tab(browsing: Browsing, action: Action) -> str:
+    """new_tab(url=None): open a new tab (optionally at a URL) and make it active.
+    Examples: new_tab()  |  new_tab("http://mail-b.test/")"""
+    if action.url:
+        _check(browsing, action.url)
+    browsing.page = await browsing.context.new_page()
+    if action.url:
+        await browsing.page.goto(action.url)
+    return f"Succeed: 'new_tab' opened tab {len(browsing.context.pages) - 1} ({browsing.page.url})."
+
+
+async def switch_tab(browsing: Browsing, action: Action) -> str:
+    """switch_tab(tab): make the tab with this 0-based index active.
+    Example: switch_tab(0)"""
+    pages = browsing.context.pages
+    if action.tab is None or not 0 <= action.tab < len(pages):
+        raise ToolError(f"tab must be between 0 and {len(pages) - 1}")
+    browsing.page = pages[action.tab]
+    await browsing.page.bring_to_front()
+    return f"Succeed: 'switch_tab' switched to tab {action.tab} ({browsing.page.url})."
+
+
+async def close_tab(browsing: Browsing, action: Action) -> str:
+    """close_tab(): close the active tab; the last remaining tab cannot be closed.
+    Example: close_tab()"""
+    pages = browsing.context.pages
+    if len(pages) == 1:
+        raise ToolError("the last tab cannot be closed")
+    await browsing.page.close()
+    browsing.page = browsing.context.pages[-1]
+    return f"Succeed: 'close_tab' closed the tab; tab {len(browsing.context.pages) - 1} ({browsing.page.url}) is active."
+
+
+async def answer(browsing: Browsing, action: Action) -> str:
+    """answer(text): end the task and give the final answer (for tasks that ask nothing, say what was done).
+    Example: answer("The cheapest flight is AX 204 at $129.")"""
+    browsing.answer = action.text or ""
+    return f"Succeed: task marked as done. Response: {browsing.answer}"
+
+
+TOOLS: dict[str, Tool] = {t.name: t for t in [
+    Tool("click", click, ("x", "y"), (("x", "y"), ("mark",)), ("left_click", "tap")),
+    Tool("hover", hover, ("x", "y"), (("x", "y"), ("mark",)), ("mouse_move", "move")),
+    Tool("drag", drag, ("x", "y", "to_x", "to_y"), (("x", "y", "to_x", "to_y"), ("mark", "to_x", "to_y")),
+         ("left_click_drag",)),
+    Tool("type", type_text, ("text", "x", "y"), (("text",),), ("write", "input_text", "fill")),
+    Tool("press_keys", press_keys, ("keys",), (("keys",),), ("key", "press", "hotkey", "keypress")),
+    Tool("scroll", scroll, ("direction", "amount"), ((),)),
+    Tool("goto", goto, ("url",), (("url",),), ("goto_url", "navigate", "open_url")),
+    Tool("back", back, (), ((),), ("go_back", "history_back")),
+    Tool("wait", wait, ("amount",), ((),), ("sleep",)),
+    Tool("new_tab", new_tab, ("url",), ((),), ("open_tab",)),
+    Tool("switch_tab", switch_tab, ("tab",), (("tab",),), ("tab_focus",)),
+    Tool("close_tab", close_tab, (), ((),)),
+    Tool("answer", answer, ("text",), (("text",),), ("done", "terminate", "finish", "finished", "stop")),
+]}
+
+ALIASES: dict[str, str] = {alias: t.name for t in TOOLS.values() for alias in (t.name, *t.aliases)}
+
+
+def tool_docs() -> str:
+    """The tool list as the prompt shows it."""
+    return "\n\n".join(t.doc for t in TOOLS.values())
+
+
+async def execute(browsing: Browsing, action: Action, timeout_s: float) -> Action:
+    """Run one call; return it with `ok` and `feedback` set. Never raises for a bad call."""
+    tool = TOOLS[action.name]
+    try:
+        feedback = await asyncio.wait_for(tool.run(browsing, action), timeout_s)
+        return action.model_copy(update={"ok": True, "feedback": feedback})
+    except ToolError as error:
+        message = str(error)
+    except TimeoutError:
+        message = f"timed out after {timeout_s:g} s"
+    except Exception as error:  # Playwright raises many error types; each is feedback, not a crash
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return action.model_copy(update={"ok": False, "feedback": f"Failed: '{action.name}' execution failed: {message}"})

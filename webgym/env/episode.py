@@ -1,0 +1,120 @@
+"""One episode's browser: an isolated context, observation, tool execution and URL guard.
+
+The rollout engine decides when an episode ends; this module only reports facts (answered,
+navigation failed, refused URLs) and never raises for an agent's bad action.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Literal
+
+from playwright.async_api import Browser, BrowserContext
+from pydantic import BaseModel, Field
+
+from schemas.steps import Action, Element
+from webgym.env.actions import Browsing, execute
+from webgym.env.observe import Observation, draw_marks, interactive_elements, screenshot
+from webgym.env.safety import UrlPolicy, Violations, guard_context
+
+log = logging.getLogger(__name__)
+
+
+class EnvConfig(BaseModel):
+    """Browser environment settings (the `env` block of a profile)."""
+
+    viewport_width: int = Field(default=1280, ge=200, description="Viewport width in CSS pixels.")
+    viewport_height: int = Field(default=720, ge=200, description="Viewport height in CSS pixels.")
+    device_scale_factor: float = Field(default=1.0, gt=0, description="Device pixel ratio of screenshots.")
+    observation: Literal["coordinates", "set_of_marks"] = Field(
+        default="coordinates", description="Plain screenshot, or screenshot with numbered interactive elements.")
+    normalized_coordinates: bool = Field(
+        default=False, description="Agent coordinates are 0-1000 of the viewport (Qwen3-VL) instead of pixels.")
+    navigation_timeout_s: float = Field(default=15.0, gt=0, description="Limit for one page load.")
+    action_timeout_s: float = Field(default=10.0, gt=0, description="Limit for one tool call.")
+    screenshot_timeout_s: float = Field(default=10.0, gt=0, description="Limit for one screenshot.")
+    navigation_retries: int = Field(default=2, ge=0, description="Extra tries of the initial navigation.")
+    allow_public_web: bool = Field(
+        default=False, description="Let agents reach public hosts besides the synthetic sites (real-web runs).")
+
+
+class NavigationFailed(Exception):
+    """The start URL could not be opened after every retry."""
+
+
+class Episode:
+    """A fresh browser context for one episode; `async with Episode(...)` closes it."""
+
+    def __init__(self, browser: Browser, config: EnvConfig, policy: UrlPolicy) -> None:
+        self.browser, self.config, self.policy = browser, config, policy
+        self.violations = Violations()
+        self._context: BrowserContext | None = None
+        self.browsing: Browsing | None = None
+
+    async def __aenter__(self) -> Episode:
+        viewport = {"width": self.config.viewport_width, "height": self.config.viewport_height}
+        self._context = await self.browser.new_context(
+            viewport=viewport, device_scale_factor=self.config.device_scale_factor)
+        self._context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
+        self._context.set_default_timeout(self.config.action_timeout_s * 1000)
+        await guard_context(self._context, self.policy, self.violations)
+        page = await self._context.new_page()
+        self.browsing = Browsing(self._context, page, (self.config.viewport_width, self.config.viewport_height),
+                                 self.config.normalized_coordinates,
+                                 navigation_timeout_s=self.config.navigation_timeout_s, guard=self._refusal)
+        return self
+
+    def _refusal(self, url: str) -> str | None:
+        reason = self.policy.refusal(url)
+        if reason:
+            self.violations.add(url, reason)
+        return reason
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._context is not None:
+            await self._context.close()
+
+    @property
+    def answer(self) -> str | None:
+        return self.browsing.answer if self.browsing else None
+
+    async def open(self, url: str) -> None:
+        """Navigate to the start URL, retrying transient failures; NavigationFailed when it never loads."""
+        reason = self._refusal(url)
+        if reason:
+            raise NavigationFailed(f"start URL {url} refused: {reason}")
+        last = ""
+        for attempt in range(self.config.navigation_retries + 1):
+            try:
+                response = await self.browsing.page.goto(url)
+                if response is None or response.status < 500:
+                    return
+                last = f"HTTP {response.status}"
+            except Exception as error:  # Playwright's navigation errors have several types
+                last = str(error).splitlines()[0]
+            log.debug("navigation to %s failed (try %d): %s", url, attempt + 1, last)
+            await asyncio.sleep(0.2 * (attempt + 1))
+        raise NavigationFailed(f"could not open {url}: {last}")
+
+    async def observe(self) -> Observation:
+        """Screenshot (with marks in set-of-marks mode), URL, title and tabs of the active page."""
+        page = self.browsing.page
+        png = await screenshot(page, self.config.screenshot_timeout_s)
+        elements: list[Element] | None = None
+        if self.config.observation == "set_of_marks":
+            elements = await interactive_elements(page)
+            png = draw_marks(png, elements)
+            self.browsing.marks = {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
+        pages = self._context.pages
+        return Observation(url=page.url, title=await page.title(), tabs=[p.url for p in pages],
+                           active_tab=pages.index(page), screenshot=png, elements=elements)
+
+    async def act(self, actions: list[Action]) -> list[Action]:
+        """Execute calls in order, each with its feedback; stop after an answer."""
+        done = []
+        for action in actions:
+            done.append(await execute(self.browsing, action, self.config.action_timeout_s))
+            if action.name == "answer":
+                break
+        return done

@@ -1,0 +1,81 @@
+"""Observation extractors: free functions of a page (BrowserGym's split).
+
+Set-of-marks numbers the visible, topmost interactive elements and draws the numbers onto the
+screenshot with Pillow, so the page's own DOM is never modified by observing it.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw, ImageFont
+from playwright.async_api import Page
+
+from schemas.steps import Element
+
+INTERACTIVE_JS = """() => {
+  const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, label[for],' +
+    '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option],' +
+    '[role=combobox], [role=textbox], [onclick], [contenteditable=true], [tabindex]:not([tabindex="-1"])';
+  const found = [];
+  for (const e of document.querySelectorAll(selector)) {
+    const r = e.getBoundingClientRect();
+    if (r.width < 2 || r.height < 2 || r.bottom < 0 || r.right < 0 || r.top > innerHeight || r.left > innerWidth) continue;
+    const style = getComputedStyle(e);
+    if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) === 0) continue;
+    const cx = Math.min(Math.max(r.left + r.width / 2, 0), innerWidth - 1);
+    const cy = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
+    const top = document.elementFromPoint(cx, cy);
+    if (top && top !== e && !e.contains(top) && !top.contains(e)) continue;
+    if (found.some(f => f.node.contains(e))) continue;
+    const text = (e.innerText || e.value || e.getAttribute('aria-label') || e.getAttribute('placeholder')
+                  || e.getAttribute('title') || e.getAttribute('alt') || '').trim().replace(/\\s+/g, ' ').slice(0, 80);
+    found.push({node: e, tag: e.tagName.toLowerCase(), role: e.getAttribute('role') || e.getAttribute('type'),
+                text, x: r.left, y: r.top, width: r.width, height: r.height});
+  }
+  return found.map(({node, ...rest}) => rest);
+}"""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the policy sees at one step."""
+
+    url: str
+    title: str
+    tabs: list[str]
+    """URL of every open tab, in order."""
+    active_tab: int
+    screenshot: bytes
+    """PNG as the policy sees it (with numbered marks in set-of-marks mode); stored as the step's blob."""
+    elements: list[Element] | None
+    """Numbered elements in set-of-marks mode, None in coordinate mode."""
+
+
+async def screenshot(page: Page, timeout_s: float) -> bytes:
+    """Viewport PNG."""
+    return await page.screenshot(type="png", timeout=timeout_s * 1000)
+
+
+async def interactive_elements(page: Page) -> list[Element]:
+    """Visible, topmost interactive elements, numbered from 1 in document order."""
+    found = await page.evaluate(INTERACTIVE_JS)
+    return [Element(mark=i, **item) for i, item in enumerate(found, 1)]
+
+
+def draw_marks(png: bytes, elements: list[Element]) -> bytes:
+    """The screenshot with each element boxed and numbered."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=13)
+    for element in elements:
+        box = (element.x, element.y, element.x + element.width, element.y + element.height)
+        draw.rectangle(box, outline=(230, 30, 30), width=2)
+        label = str(element.mark)
+        left, top, right, bottom = draw.textbbox((element.x, element.y), label, font=font)
+        draw.rectangle((left - 2, top - 1, right + 2, bottom + 1), fill=(230, 30, 30))
+        draw.text((element.x, element.y), label, fill="white", font=font)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
