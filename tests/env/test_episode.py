@@ -7,7 +7,7 @@ import io
 from PIL import Image
 
 from schemas.steps import Action
-from tests.env.conftest import run_in_browser, url_of
+from tests.fixture_site import run_in_browser, url_of
 from webgym.env.episode import EnvConfig, Episode, NavigationFailed
 from webgym.env.safety import UrlPolicy
 

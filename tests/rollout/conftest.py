@@ -1,0 +1,1 @@
+from tests.fixture_site import secret, site  # noqa: F401 (fixtures)

@@ -1,0 +1,90 @@
+"""The policy interface the rollout engines call: one decision per step.
+
+Text policies (chat endpoint, local checkpoint) return their raw response and the parsed calls;
+the oracle and random policies return calls directly. Nothing here raises for a bad response:
+a parse problem is a field of the output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from schemas.steps import Action
+from webgym.env.observe import Observation
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """The task of an episode, as policies and engines see it."""
+
+    task_id: str
+    text: str
+    start_url: str
+    website: str | None = None
+    difficulty: int | None = None
+    rubric: dict | None = None
+    """The task's rubric (fact groups, with exact checks for synthetic sites)."""
+
+
+def feedback_text(executed: list[Action], parse_error: str | None) -> str:
+    """The environment feedback of one step as the agent reads it at the next step."""
+    lines = [a.feedback for a in executed if a.feedback]
+    if parse_error:
+        lines.append(f"Failed: your response could not be parsed ({parse_error}); answer with a tool call.")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One earlier step as the context policy keeps it."""
+
+    observation: Observation
+    response: str | None
+    memory: str | None
+    executed: list[Action]
+    """Calls as executed, each with its feedback."""
+    parse_error: str | None = None
+
+    @property
+    def feedback(self) -> str:
+        return feedback_text(self.executed, self.parse_error)
+
+
+@dataclass(frozen=True)
+class PolicyInput:
+    task: TaskSpec
+    observation: Observation
+    history: list[Turn]
+    step: int
+    horizon: int
+    site_state: dict[str, Any] | None = None
+    """Synthetic sites: the session's state (what the oracle plans from); None elsewhere."""
+
+
+@dataclass(frozen=True)
+class PolicyOutput:
+    actions: list[Action]
+    response: str | None = None
+    memory: str | None = None
+    parse_error: str | None = None
+    logprob: float | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class PolicyError(Exception):
+    """The policy could not produce a decision (endpoint down after retries, model failure)."""
+
+
+class Policy(Protocol):
+    """What every policy backend provides."""
+
+    name: str
+    """Kind: chat, local, oracle, random, ..."""
+    version: str
+    """Model or checkpoint identity, recorded on every trajectory."""
+    prompt_version: str | None
+
+    async def act(self, observed: PolicyInput) -> PolicyOutput:
+        """Decide the next calls; raise PolicyError only when no decision is possible."""
+        ...

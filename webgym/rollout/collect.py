@@ -1,0 +1,125 @@
+"""Collect trajectories: episode specs in, trajectories and steps in the lake out.
+
+Finished episodes are journaled one by one (steps and trajectory together), so a killed rollout
+resumes where it stopped: specs whose trajectory id is already in the lake are skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from playwright.async_api import Browser
+from pydantic import BaseModel, Field
+
+from schemas.tasks import difficulty_band
+from webgym.env.episode import EnvConfig
+from webgym.env.safety import UrlPolicy
+from webgym.lake import Lake
+from webgym.policies.base import Policy, TaskSpec
+from webgym.rollout.engines import run_async, run_sync
+from webgym.rollout.episode_run import (EpisodeResult, EpisodeRun, EpisodeSpec, RolloutLimits, StateReader,
+                                        trajectory_id_for)
+from webgym.rollout.ops import OPS, OpQueues
+from webgym.rollout.record import episode_frames
+
+log = logging.getLogger(__name__)
+
+
+class RolloutConfig(BaseModel):
+    """Rollout engine settings (the `rollout` block of a profile)."""
+
+    engine: Literal["async", "sync"] = Field(default="async", description="async engine, or the synchronous baseline.")
+    concurrency: int = Field(default=8, ge=1, description="Episodes in flight (one browser context each).")
+    group_size: int = Field(default=1, ge=1, description="Independent episodes per task (GRPO groups).")
+    horizons: dict[str, int] = Field(
+        default={"easy": 10, "medium": 20, "hard": 30},
+        description="Step limit per difficulty band (WebGym's shortened horizons 10/20/30).")
+    default_horizon: int = Field(default=20, ge=1, description="Step limit of tasks without a difficulty.")
+    queues: dict[str, int] = Field(
+        default={"navigate": 4, "screenshot": 4, "execute": 4, "policy": 64},
+        description="Slots per operation queue (navigate, screenshot, execute, policy).")
+    env_retries: int = Field(default=2, ge=0, description="Fresh-context retries of an episode after an environment failure.")
+    max_parse_errors: int = Field(default=3, ge=1, description="Consecutive unparseable responses that end an episode.")
+    episode_timeout_s: float = Field(default=900.0, gt=0, description="Wall-time limit of one episode.")
+    straggler_fraction: float = Field(
+        default=1.0, gt=0, le=1, description="End the iteration once this fraction of episodes is done; the rest are cut.")
+    commit_every: int = Field(default=16, ge=1, description="Trajectories per committed Parquet part (all are journaled at once).")
+
+    def horizon(self, difficulty: int | None) -> int:
+        return self.horizons[difficulty_band(difficulty)] if difficulty else self.default_horizon
+
+    def limits(self) -> RolloutLimits:
+        return RolloutLimits(self.env_retries, self.max_parse_errors, self.episode_timeout_s)
+
+
+def episode_specs(tasks: list[TaskSpec], iteration: int, config: RolloutConfig, run_key: str) -> list[EpisodeSpec]:
+    """group_size episodes per task, each with its band's horizon and a stable trajectory id."""
+    specs = []
+    for task in tasks:
+        group = trajectory_id_for(run_key, task.task_id, -1) if config.group_size > 1 else None
+        for sample in range(config.group_size):
+            specs.append(EpisodeSpec(task, config.horizon(task.difficulty), iteration,
+                                     trajectory_id_for(run_key, task.task_id, sample), group))
+    return specs
+
+
+@dataclass
+class RolloutSummary:
+    """What a rollout did, for logs, the progress bar and the benchmark."""
+
+    episodes: int = 0
+    skipped: int = 0
+    steps: int = 0
+    wall_s: float = 0.0
+    terminations: Counter = field(default_factory=Counter)
+    op_busy_s: dict[str, float] = field(default_factory=dict)
+    op_waited_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps / self.wall_s if self.wall_s else 0.0
+
+    @property
+    def trajectories_per_min(self) -> float:
+        return 60 * self.episodes / self.wall_s if self.wall_s else 0.0
+
+
+async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, lake: Lake, config: RolloutConfig,
+                  env_config: EnvConfig, url_policy: UrlPolicy, read_state: StateReader | None = None,
+                  run_id: str = "rollout", progress: Callable[[EpisodeResult], None] | None = None) -> RolloutSummary:
+    """Run every spec not already in the lake and record it; return the summary."""
+    lake.recover()
+    finished = set(lake.read_table("trajectories", columns=["trajectory_id"])["trajectory_id"])
+    todo = [s for s in specs if s.trajectory_id not in finished]
+    summary = RolloutSummary(skipped=len(specs) - len(todo))
+    ops = OpQueues(config.queues)
+    limits = config.limits()
+
+    def new_run(spec: EpisodeSpec) -> EpisodeRun:
+        return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state)
+
+    started = time.monotonic()
+    with lake.stream(run_id, batch_rows=config.commit_every) as writer:
+        def record(result: EpisodeResult) -> None:
+            writer.append(episode_frames(result, lake.put_blob))
+            summary.episodes += 1
+            summary.steps += len(result.steps)
+            summary.terminations[result.termination] += 1
+            if progress:
+                progress(result)
+
+        if config.engine == "async":
+            await run_async(todo, new_run, config.concurrency, record, config.straggler_fraction)
+        else:
+            await run_sync(todo, new_run, config.concurrency, record)
+    summary.wall_s = time.monotonic() - started
+    summary.op_busy_s = {op: ops.busy[op] for op in OPS}
+    summary.op_waited_s = {op: ops.waited[op] for op in OPS}
+    log.info("rollout: %d episodes (%d already done), %d steps in %.1f s, %s", summary.episodes, summary.skipped,
+             summary.steps, summary.wall_s, dict(summary.terminations))
+    return summary

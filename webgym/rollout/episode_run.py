@@ -1,0 +1,214 @@
+"""One episode as a sequence of phases (start, observe, decide, execute, finish) that both
+engines drive: the asynchronous engine runs them back to back per episode, the synchronous
+baseline runs each phase across a whole batch. Each phase goes through its operation queue.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.async_api import Browser
+
+from schemas.steps import Action, Latency
+from webgym.env.episode import EnvConfig, Episode, NavigationFailed
+from webgym.env.observe import Observation
+from webgym.env.safety import UrlPolicy
+from webgym.policies.base import Policy, PolicyError, PolicyInput, PolicyOutput, TaskSpec, Turn
+from webgym.rollout.ops import OpQueues
+
+log = logging.getLogger(__name__)
+
+StateReader = Callable[[Episode, TaskSpec], Awaitable[dict[str, Any] | None]]
+"""Reads a synthetic site's session state for the episode (None for other websites)."""
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """What to run: a task, its step limit, and where the episode belongs."""
+
+    task: TaskSpec
+    horizon: int
+    iteration: int
+    trajectory_id: str
+    group_id: str | None = None
+
+
+def trajectory_id_for(run_key: str, task_id: str, sample: int) -> str:
+    """Stable id, so a resumed rollout recognises the episodes it already finished."""
+    return hashlib.sha256(f"{run_key}|{task_id}|{sample}".encode()).hexdigest()[:24]
+
+
+def state_hash(state: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass
+class RecordedStep:
+    t: int
+    screenshot: bytes
+    url: str
+    title: str
+    elements: list | None
+    output: PolicyOutput
+    executed: list[Action]
+    state_hash: str | None
+    latency: Latency
+
+
+@dataclass
+class EpisodeResult:
+    spec: EpisodeSpec
+    policy: str
+    policy_version: str
+    prompt_version: str | None
+    termination: str
+    answer: str | None
+    steps: list[RecordedStep]
+    final_state: dict[str, Any] | None
+    error: str | None
+    attempt: int
+    refused: list[str]
+    started_at: dt.datetime
+    ended_at: dt.datetime
+
+
+@dataclass
+class RolloutLimits:
+    env_retries: int = 2
+    max_parse_errors: int = 3
+    """Consecutive unparseable responses that end an episode (termination parse_error)."""
+    episode_timeout_s: float = 900.0
+
+
+@dataclass
+class EpisodeRun:
+    """State of one episode between phases."""
+
+    spec: EpisodeSpec
+    browser: Browser
+    policy: Policy
+    ops: OpQueues
+    env_config: EnvConfig
+    url_policy: UrlPolicy
+    limits: RolloutLimits
+    read_state: StateReader | None = None
+    attempt: int = 1
+    episode: Episode | None = None
+    steps: list[RecordedStep] = field(default_factory=list)
+    history: list[Turn] = field(default_factory=list)
+    termination: str | None = None
+    error: str | None = None
+    parse_errors_in_a_row: int = 0
+    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    _clock: float = field(default_factory=time.monotonic)
+    _observation: Observation | None = None
+    _state: dict[str, Any] | None = None
+    _output: PolicyOutput | None = None
+    _latency: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        return self.termination is not None
+
+    def end(self, termination: str, error: str | None = None) -> None:
+        if self.termination is None:
+            self.termination, self.error = termination, error
+
+    async def start(self) -> None:
+        """Open a fresh context and the start URL (navigate queue)."""
+        self.episode = await Episode(self.browser, self.env_config, self.url_policy).__aenter__()
+        try:
+            async with self.ops.use("navigate") as timer:
+                await self.episode.open(self.spec.task.start_url)
+            self._latency = {"navigate_s": timer.seconds}
+        except NavigationFailed as error:
+            self.end("navigation_failed", str(error))
+
+    async def observe(self) -> None:
+        """Screenshot, page info and (synthetic sites) session state (screenshot queue)."""
+        if time.monotonic() - self._clock > self.limits.episode_timeout_s:
+            self.end("timeout", f"episode exceeded {self.limits.episode_timeout_s:g} s")
+            return
+        async with self.ops.use("screenshot") as timer:
+            self._observation = await self.episode.observe()
+            if self.read_state is not None:
+                self._state = await self.read_state(self.episode, self.spec.task)
+        self._latency["screenshot_s"] = timer.seconds
+
+    async def decide(self) -> None:
+        """Ask the policy (policy queue)."""
+        observed = PolicyInput(self.spec.task, self._observation, list(self.history), len(self.steps),
+                               self.spec.horizon, self._state)
+        try:
+            async with self.ops.use("policy") as timer:
+                self._output = await self.policy.act(observed)
+        except PolicyError as error:
+            self.end("policy_error", str(error))
+            return
+        self._latency["policy_s"] = timer.seconds
+
+    async def execute(self) -> None:
+        """Run the parsed calls (execute queue) and record the step."""
+        output = self._output
+        executed: list[Action] = []
+        if output.parse_error is None or output.actions:
+            async with self.ops.use("execute") as timer:
+                executed = await self.episode.act(output.actions)
+            self._latency["execute_s"] = timer.seconds
+        state = await self.read_state(self.episode, self.spec.task) if self.read_state else None
+        observation = self._observation
+        self.steps.append(RecordedStep(
+            len(self.steps), observation.screenshot, observation.url, observation.title, observation.elements,
+            output, executed, state_hash(state) if state is not None else None, Latency(**self._latency)))
+        self.history.append(Turn(observation, output.response, output.memory, executed, output.parse_error))
+        self._latency = {}
+        self._state = state
+        self.parse_errors_in_a_row = self.parse_errors_in_a_row + 1 if output.parse_error else 0
+        if self.episode.answer is not None:
+            self.end("answered")
+        elif self.parse_errors_in_a_row >= self.limits.max_parse_errors:
+            self.end("parse_error", output.parse_error)
+        elif len(self.steps) >= self.spec.horizon:
+            self.end("max_steps")
+
+    async def finish(self) -> EpisodeResult:
+        """Read the final state, close the context and package the result."""
+        final_state = self._state
+        if self.episode is not None:
+            if self.read_state is not None and final_state is None and self.termination != "navigation_failed":
+                try:
+                    final_state = await self.read_state(self.episode, self.spec.task)
+                except Exception as error:  # the browser may be gone after an env error
+                    log.debug("final state unavailable: %s", error)
+            refused = list(self.episode.violations.refused)
+            try:
+                await self.episode.__aexit__(None, None, None)
+            except Exception as error:  # a crashed browser cannot close its context
+                log.debug("closing context: %s", error)
+        else:
+            refused = []
+        return EpisodeResult(
+            self.spec, self.policy.name, self.policy.version, self.policy.prompt_version, self.termination or "cut",
+            self.episode.answer if self.episode else None, self.steps, final_state, self.error, self.attempt,
+            refused, self.started_at, dt.datetime.now(dt.UTC))
+
+    async def restart(self) -> None:
+        """Throw the attempt away and start again in a fresh context (environment failures)."""
+        if self.episode is not None:
+            try:
+                await self.episode.__aexit__(None, None, None)
+            except Exception as error:  # the context may already be gone
+                log.debug("closing failed context: %s", error)
+        self.attempt += 1
+        self.episode, self.steps, self.history = None, [], []
+        self.termination = self.error = None
+        self.parse_errors_in_a_row = 0
+        self._clock = time.monotonic()
+        await self.start()
