@@ -22,6 +22,9 @@ PAGES = {
       <a href="/next" target="_blank" style="position:absolute;left:20px;top:230px;width:120px;height:30px">New tab</a>
       <div style="position:absolute;top:2000px">bottom</div></body></html>""",
     "/next": "<html><head><title>Next</title></head><body><p>second page</p></body></html>",
+    "/guarded": """<html><head><title>Just a moment...</title></head><body>
+      <a href="/next" style="position:absolute;left:20px;top:20px;width:120px;height:30px">Next page</a>
+      <p>Please complete the CAPTCHA to prove you are human.</p></body></html>""",
 }
 
 

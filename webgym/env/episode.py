@@ -10,11 +10,12 @@ import asyncio
 import logging
 from typing import Literal
 
-from playwright.async_api import Browser, BrowserContext
+from playwright.async_api import Browser, BrowserContext, Response
 from pydantic import BaseModel, Field
 
 from schemas.steps import Action, Element
 from webgym.env.actions import Browsing, execute
+from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
 from webgym.env.observe import Observation, draw_marks, interactive_elements, screenshot
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
@@ -51,6 +52,8 @@ class Episode:
         self.violations = Violations()
         self._context: BrowserContext | None = None
         self.browsing: Browsing | None = None
+        self.document_status: int | None = None
+        """HTTP status of the latest main-document response in any tab."""
 
     async def __aenter__(self) -> Episode:
         viewport = {"width": self.config.viewport_width, "height": self.config.viewport_height}
@@ -59,11 +62,21 @@ class Episode:
         self._context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
         self._context.set_default_timeout(self.config.action_timeout_s * 1000)
         await guard_context(self._context, self.policy, self.violations)
+        self._context.on("response", self._on_response)
         page = await self._context.new_page()
         self.browsing = Browsing(self._context, page, (self.config.viewport_width, self.config.viewport_height),
                                  self.config.normalized_coordinates,
                                  navigation_timeout_s=self.config.navigation_timeout_s, guard=self._refusal)
         return self
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        if request.is_navigation_request() and request.frame.parent_frame is None:
+            self.document_status = response.status
+
+    async def blocked(self) -> str | None:
+        """Evidence that the active page is a block page (status or CAPTCHA/access-denied text)."""
+        return await blocking_evidence(self.browsing.page, self.document_status)
 
     def _refusal(self, url: str) -> str | None:
         reason = self.policy.refusal(url)
@@ -88,7 +101,7 @@ class Episode:
         for attempt in range(self.config.navigation_retries + 1):
             try:
                 response = await self.browsing.page.goto(url)
-                if response is None or response.status < 500:
+                if response is None or response.status < 500 or response.status in BLOCKING_STATUS:
                     return
                 last = f"HTTP {response.status}"
             except Exception as error:  # Playwright's navigation errors have several types

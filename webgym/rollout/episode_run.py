@@ -75,6 +75,7 @@ class EpisodeResult:
     error: str | None
     attempt: int
     refused: list[str]
+    blocked_by: str | None
     started_at: dt.datetime
     ended_at: dt.datetime
 
@@ -106,6 +107,7 @@ class EpisodeRun:
     termination: str | None = None
     error: str | None = None
     parse_errors_in_a_row: int = 0
+    blocked_by: str | None = None
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     _clock: float = field(default_factory=time.monotonic)
     _observation: Observation | None = None
@@ -130,6 +132,14 @@ class EpisodeRun:
             self._latency = {"navigate_s": timer.seconds}
         except NavigationFailed as error:
             self.end("navigation_failed", str(error))
+            return
+        await self._check_blocked()
+
+    async def _check_blocked(self) -> None:
+        evidence = await self.episode.blocked()
+        if evidence:
+            self.blocked_by = evidence
+            self.end("blocked", evidence)
 
     async def observe(self) -> None:
         """Screenshot, page info and (synthetic sites) session state (screenshot queue)."""
@@ -171,6 +181,7 @@ class EpisodeRun:
         self._latency = {}
         self._state = state
         self.parse_errors_in_a_row = self.parse_errors_in_a_row + 1 if output.parse_error else 0
+        await self._check_blocked()
         if self.episode.answer is not None:
             self.end("answered")
         elif self.parse_errors_in_a_row >= self.limits.max_parse_errors:
@@ -197,7 +208,7 @@ class EpisodeRun:
         return EpisodeResult(
             self.spec, self.policy.name, self.policy.version, self.policy.prompt_version, self.termination or "cut",
             self.episode.answer if self.episode else None, self.steps, final_state, self.error, self.attempt,
-            refused, self.started_at, dt.datetime.now(dt.UTC))
+            refused, self.blocked_by, self.started_at, dt.datetime.now(dt.UTC))
 
     async def restart(self) -> None:
         """Throw the attempt away and start again in a fresh context (environment failures)."""
@@ -208,7 +219,7 @@ class EpisodeRun:
                 log.debug("closing failed context: %s", error)
         self.attempt += 1
         self.episode, self.steps, self.history = None, [], []
-        self.termination = self.error = None
+        self.termination = self.error = self.blocked_by = None
         self.parse_errors_in_a_row = 0
         self._clock = time.monotonic()
         await self.start()
