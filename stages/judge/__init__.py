@@ -1,0 +1,1 @@
+"""Judging stages: rule gates, reference answers, the exact verifier and LLM judges."""

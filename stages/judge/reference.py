@@ -1,0 +1,123 @@
+"""Reference-answer judging: the source benchmark's own answer decides when it is authoritative.
+
+WebArena eval blocks: `string_match` with exact_match, must_include and fuzzy_match (its "N/A"
+case means the task is unachievable and the agent must say so), `url_match` against the final
+URL, and `program_html`, which needs the live site and is reported as not evaluable. Other
+sources' reference answers match by normalised equality, equal numbers or containment.
+WebVoyager's "possible" answers are examples, not gold: they defer to the other judges.
+An optional `equivalent(question, reference, answer)` (an LLM check) settles fuzzy matches.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, urlsplit
+
+from schemas.judgments import FactVerdict
+
+Equivalent = Callable[[str, str, str], bool | None]
+UNACHIEVABLE = re.compile(r"\b(n/?a|not applicable|not available|unachievable|impossible|cannot be (?:done|found|completed)|"
+                          r"does not exist|no such|not possible)\b", re.I)
+NUMBER = re.compile(r"-?\d[\d,]*\.?\d*")
+
+
+@dataclass(frozen=True)
+class ReferenceVerdict:
+    status: str
+    """judged, or not_evaluable (never a success)."""
+    success: bool
+    checks: list[FactVerdict] = field(default_factory=list)
+    rationale: str = ""
+
+
+def normalise(text: str) -> str:
+    """Lower-case, accents folded, quotes and surrounding punctuation dropped, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).strip().lower()
+    text = re.sub(r"\s+", " ", text)
+    return text.strip(" \"'`.,;:!?")
+
+
+def numbers(text: str) -> list[float]:
+    return [float(n.replace(",", "")) for n in NUMBER.findall(text) if n.replace(",", "").strip("-.")]
+
+
+def text_matches(answer: str, reference: str) -> tuple[bool, str]:
+    """Normalised equality, the same number, or the reference contained in the answer."""
+    a, r = normalise(answer), normalise(reference)
+    if a == r:
+        return True, "exact match"
+    ref_numbers = numbers(r)
+    if ref_numbers and len(ref_numbers) == 1 and any(abs(n - ref_numbers[0]) <= 1e-6 * max(1, abs(n)) for n in numbers(a)):
+        return True, f"the answer states {ref_numbers[0]:g}"
+    if r and re.search(rf"(?<!\w){re.escape(r)}(?!\w)", a):
+        return True, "the answer contains the reference"
+    return False, f"expected {reference!r}"
+
+
+def _url_matches(final_url: str | None, reference_urls: str) -> tuple[bool, str]:
+    if not final_url:
+        return False, "no final URL recorded"
+
+    def key(url: str) -> tuple[str, frozenset]:
+        parts = urlsplit(re.sub(r"^__[A-Z_]+__", "http://placeholder", url.strip()))
+        return parts.path.rstrip("/"), frozenset(parse_qsl(parts.query))
+
+    final_path, final_query = key(final_url)
+    for reference in reference_urls.split(" |OR| "):
+        path, query = key(reference)
+        if final_path == path and query <= final_query:
+            return True, f"final URL matches {reference}"
+    return False, f"final URL {final_url} is not {reference_urls}"
+
+
+def _webarena(evaluation: dict, question: str, answer: str, final_url: str | None,
+              equivalent: Equivalent | None) -> ReferenceVerdict:
+    types = evaluation.get("eval_types") or []
+    if "program_html" in types:
+        return ReferenceVerdict("not_evaluable", False, rationale="program_html checks need the live site")
+    checks: list[FactVerdict] = []
+    references = evaluation.get("reference_answers") or {}
+    if "string_match" in types:
+        if "exact_match" in references:
+            ok = normalise(answer) == normalise(str(references["exact_match"]))
+            checks.append(FactVerdict(fact=f"answer is exactly {references['exact_match']!r}", success=ok))
+        for item in references.get("must_include") or []:
+            ok = normalise(str(item)) in normalise(answer)
+            checks.append(FactVerdict(fact=f"answer includes {item!r}", success=ok))
+        fuzzy = references.get("fuzzy_match")
+        if fuzzy == "N/A":
+            ok = bool(UNACHIEVABLE.search(answer))
+            checks.append(FactVerdict(fact="answer says the task cannot be done", success=ok))
+        elif fuzzy:
+            for item in fuzzy:
+                verdict = equivalent(question, str(item), answer) if equivalent else None
+                ok = verdict if verdict is not None else text_matches(answer, str(item))[0]
+                checks.append(FactVerdict(fact=f"answer means {item!r}", success=ok,
+                                          rationale="LLM equivalence" if verdict is not None else "text match"))
+    if "url_match" in types:
+        ok, why = _url_matches(final_url, str(evaluation.get("reference_url") or ""))
+        checks.append(FactVerdict(fact=f"final URL is {evaluation.get('reference_url')}", success=ok, rationale=why))
+    if not checks:
+        return ReferenceVerdict("not_evaluable", False, rationale=f"no checkable eval type in {types}")
+    success = all(c.success for c in checks)
+    failed = [c.fact for c in checks if not c.success]
+    return ReferenceVerdict("judged", success, checks, "all checks hold" if success else "failed: " + "; ".join(failed))
+
+
+def reference_verdict(question: str, answer: str | None, final_url: str | None, reference_answer: str | None,
+                      evaluation: str | None, equivalent: Equivalent | None = None) -> ReferenceVerdict | None:
+    """The verdict of the source's reference, or None when it has none that is authoritative."""
+    block = json.loads(evaluation) if evaluation else {}
+    answer = answer or ""
+    if isinstance(block, dict) and block.get("eval_types"):
+        return _webarena(block, question, answer, final_url, equivalent)
+    if not reference_answer or (isinstance(block, dict) and block.get("answer_type") == "possible"):
+        return None
+    verdict = equivalent(question, reference_answer, answer) if equivalent else None
+    ok, why = (verdict, "LLM equivalence") if verdict is not None else text_matches(answer, reference_answer)
+    check = FactVerdict(fact=f"answer matches {reference_answer!r}", success=ok, rationale=why)
+    return ReferenceVerdict("judged", ok, [check], why)
