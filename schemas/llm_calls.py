@@ -15,6 +15,7 @@ class LlmCall(BaseModel):
     endpoint: str = Field(description="Base URL of the endpoint (no credentials).")
     model: str = Field(description="Model name sent to the endpoint.")
     purpose: str = Field(description="Why it was called: rubric, decompose, judge-facts, policy, ...")
+    prompt_name: str | None = Field(default=None, description="Prompt template used (file in webgym/prompts).")
     prompt_version: str | None = Field(default=None, description="Version of the prompt template used.")
     tokens_in: int | None = Field(default=None, ge=0, description="Prompt tokens reported by the endpoint.")
     tokens_out: int | None = Field(default=None, ge=0, description="Completion tokens reported by the endpoint.")
@@ -22,7 +23,8 @@ class LlmCall(BaseModel):
     latency_s: float | None = Field(default=None, ge=0, description="Wall time of the request.")
     cached: bool = Field(description="Answered from the cache, no request sent.")
     attempt: int = Field(default=1, ge=1, description="1 for the first try, then retries.")
-    error: str | None = Field(default=None, description="Error class and message, when it failed.")
+    error: str | None = Field(default=None, description="Error class and message when the request failed, "
+                                                        "or 'InvalidAnswer: ...' when the answer broke its schema.")
     called_at: dt.datetime = Field(description="When the request started (UTC).")
 
 

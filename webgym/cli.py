@@ -16,6 +16,7 @@ from rich.table import Table
 
 from webgym.config import Config, ConfigError, load_config
 from webgym.lake import Lake
+from webgym.llm.cli import llm_app
 from webgym.prefect_env import configure_prefect
 from webgym.taskset_cli import ingest, taskset_app
 
@@ -25,6 +26,7 @@ lake_app = typer.Typer(help="Maintain the Parquet lake.", no_args_is_help=True)
 warehouse_app = typer.Typer(help="The DuckDB warehouse over the lake.", no_args_is_help=True)
 app.add_typer(lake_app, name="lake")
 app.add_typer(warehouse_app, name="warehouse")
+app.add_typer(llm_app, name="llm")
 app.add_typer(taskset_app, name="taskset")
 app.command()(ingest)
 
@@ -63,7 +65,7 @@ def main(
 ) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
                         handlers=[RichHandler(console=err_console, show_path=False)], force=True)
-    for noisy in ("httpx", "great_expectations", "prefect", "filelock", "fsspec"):
+    for noisy in ("httpx", "httpx2", "openai", "great_expectations", "prefect", "filelock", "fsspec"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     configure_prefect()
     try:

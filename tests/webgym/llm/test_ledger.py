@@ -1,0 +1,23 @@
+"""llm_calls rows reach the lake in batches, and the warehouse's cost view reads them."""
+
+from __future__ import annotations
+
+from tests.webgym.llm.conftest import endpoint, user
+from webgym import warehouse
+from webgym.config import ModelPrice
+from webgym.llm.scripted_server import Reply
+
+
+def test_rows_are_written_in_batches_and_on_close(make_llm, server, lake):
+    server.add(Reply(text="ok"))
+    llm = make_llm(endpoint(server.base_url), ledger_flush_rows=2,
+                   prices={"scripted": ModelPrice(input_per_mtok=1.0, output_per_mtok=1.0)})
+    for i in range(5):
+        llm.chat_sync("rubric", user(f"q{i % 4}"))
+    assert lake.count("llm_calls") == 4 and len(lake.parts("llm_calls")) == 2
+    llm.close()
+    assert lake.count("llm_calls") == 5 and len(lake.parts("llm_calls")) == 3
+    assert str(llm.ledger.totals).startswith("5 LLM call(s), 1 from cache, 0 error(s)")
+    (row,) = warehouse.query(lake, "SELECT * FROM llm_cost_by_purpose").to_dict("records")
+    assert (row["purpose"], row["calls"], row["cache_hits"], row["errors"]) == ("rubric", 5, 1, 0)
+    assert row["cost_usd"] > 0
