@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from schemas import (accepted, blocklist, checkpoints, evals, judgments, llm_calls, seed_tasks, steps,
-                     tasks, trajectories)
+from schemas import (accepted, blocklist, checkpoints, duplicates, evals, judgments, llm_calls, seed_tasks,
+                     steps, tasks, trajectories)
 from schemas.table import SchemaError, TableSchema
 
 TABLES: dict[str, TableSchema] = {m.SCHEMA.name: m.SCHEMA for m in (
-    seed_tasks, tasks, llm_calls, trajectories, steps, judgments, accepted, checkpoints, evals, blocklist)}
+    seed_tasks, duplicates, tasks, llm_calls, trajectories, steps, judgments, accepted, checkpoints, evals,
+    blocklist)}
 
 
 def schema_for(table: str) -> TableSchema:

@@ -119,12 +119,89 @@ class LLMConfig(Section):
         return (PROJECT_ROOT / self.cache_dir).resolve()
 
 
+class DedupConfig(Section):
+    """Exact and near-duplicate task filtering (WebGym's seed merge, OpenWebRL's task filtering)."""
+
+    threshold: float = Field(
+        default=0.9, gt=0, le=1,
+        description="Cosine similarity (MiniLM sentence embeddings) at or above which two task texts are "
+                    "near-duplicates. Lower drops more paraphrases and more distinct tasks; see benchmarks/dedup.py.")
+    same_constraints: bool = Field(
+        default=True,
+        description="Near-duplicates must mention the same numbers (dates, prices, counts) and the same kinds of "
+                    "constraint words (cheapest / most expensive, over / under, with / without): embeddings "
+                    "barely see '100 reviews' vs '500 reviews' or 'cheapest' vs 'most expensive', the task does.")
+    eval_sources: list[str] = Field(
+        default_factory=list,
+        description="Evaluation benchmarks (source names, e.g. [webvoyager, online-mind2web]): every other task "
+                    "within the threshold of one of their tasks is dropped as eval_overlap.")
+    source_priority: list[str] = Field(
+        default=["synthetic", "webgym", "online-mind2web", "mind2web-live", "mind2web2", "webvoyager", "webarena",
+                 "gaia", "browsecomp", "deepshop", "travelplanner", "agentsynth", "insta", "pae", "generic"],
+        description="Which copy of a duplicate survives: sources earlier in the list first (human-verified "
+                    "benchmarks before synthetic proposals); evaluation sources always come first.")
+    cache_dir: str = Field(
+        default=".cache/embeddings",
+        description="Embedding cache keyed by text hash (relative to the project); reruns embed only new texts.")
+    batch_size: int = Field(default=64, ge=1, description="Texts per embedding batch.")
+    exact_search_below: int = Field(
+        default=20000, ge=1,
+        description="Task counts below this use exact search; above it an IVF index (approximate).")
+    nprobe: int = Field(default=16, ge=1, description="IVF cells searched per query: higher finds more, slower.")
+
+
+class DecomposeConfig(Section):
+    """WebGym Algorithm 1: easier tasks from proper subsets of a task's fact groups."""
+
+    max_subsets_per_task: int = Field(
+        default=20, ge=1,
+        description="Cap on decomposed tasks per parent (a task with n groups has up to 2^n - 2 subsets); the "
+                    "plan keeps the subsets with the fewest groups first.")
+    exclude_sources: list[str] = Field(
+        default=["pae", "agentsynth"],
+        description="Sources not decomposed: WebGym limits synthesis for PAE-WebVoyager and AgentSynth, whose "
+                    "tasks are already synthetic and near-duplicate.")
+
+
+class SplitConfig(Section):
+    """WebGym's out-of-distribution test split by website."""
+
+    test_websites: int = Field(default=1167, ge=0, description="Distinct websites held out for the test set "
+                                                               "(WebGym: 1,167).")
+    tasks_per_test_website: int = Field(default=1, ge=1, description="Test tasks drawn per held-out website "
+                                                                     "(WebGym: 1).")
+    whole_site_sources: list[str] = Field(
+        default=["synthetic"],
+        description="Sources whose held-out websites give all their (original) tasks to the test set.")
+    seed: int = Field(default=0, description="Seed of the draw of test websites and tasks.")
+
+
+class SampleConfig(Section):
+    """How training batches are drawn from the task set."""
+
+    ratio: dict[str, float] | None = Field(
+        default={"easy": 2, "medium": 5, "hard": 3},
+        description="Relative weight of the difficulty bands easy (1-3 facts), medium (4-6), hard (7+) in a batch; "
+                    "null draws uniformly over tasks.")
+    seed: int = Field(default=0, description="Seed of the draw; the same seed gives the same batch.")
+
+
+class TasksetConfig(Section):
+    """Task-set construction: dedup, decomposition, split, sampling."""
+
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)
+    split: SplitConfig = Field(default_factory=SplitConfig)
+    sample: SampleConfig = Field(default_factory=SampleConfig)
+
+
 class Config(Section):
     """The whole pipeline's configuration (a profile)."""
 
     profile: str = Field(default="local", description="Name of the profile, for logs and reports.")
     lake: LakeConfig = Field(default_factory=LakeConfig)
     warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
+    taskset: TasksetConfig = Field(default_factory=TasksetConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
 
     def data_root(self) -> str:

@@ -75,3 +75,34 @@ def ingest(
         total_bad += len(result.bad)
     console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
                   + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
+
+
+@taskset_app.command()
+def dedup(
+    ctx: typer.Context,
+    threshold: Annotated[float | None, typer.Option(help="Override taskset.dedup.threshold.")] = None,
+    eval_source: Annotated[list[str] | None, typer.Option(
+        help="Evaluation benchmark whose near-duplicates are dropped (repeatable; overrides "
+             "taskset.dedup.eval_sources).")] = None,
+) -> None:
+    """Find exact and near-duplicate seed tasks; record each dropped task in the duplicates table."""
+    from stages.dedup import duplicate_tasks
+    from webgym import PROJECT_ROOT
+    from webgym.cli import _config, _lake, console
+    from webgym.embeddings import Embedder
+
+    settings = _config(ctx).taskset.dedup
+    settings = settings.model_copy(update={k: v for k, v in {"threshold": threshold,
+                                                              "eval_sources": eval_source}.items() if v})
+    lake = _lake(ctx, must_exist=True)
+    seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
+    embedder = Embedder(PROJECT_ROOT / settings.cache_dir, settings.batch_size)
+    found = duplicate_tasks(seeds, embedder, settings)
+    known = set(map(tuple, lake.read_table("duplicates", columns=["source", "source_id"]).itertuples(index=False)))
+    new = found[[(s, i) not in known for s, i in zip(found["source"], found["source_id"], strict=True)]]
+    lake.write_table("duplicates", new, run_id="dedup")
+    counts = found["kind"].value_counts().to_dict()
+    console.print(f"{len(seeds)} seed tasks: {len(seeds) - len(found)} kept, {len(found)} duplicates "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}); "
+                  f"{len(new)} new row(s) in duplicates; embedded {embedder.stats.embedded} text(s), "
+                  f"{embedder.stats.cached} from the cache")

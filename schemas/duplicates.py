@@ -1,0 +1,28 @@
+"""duplicates: one row per seed task dropped by dedup, with the task it duplicates and how similar."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from schemas.table import TableSchema
+
+
+class Duplicate(BaseModel):
+    source: str = Field(description="Source of the dropped task (seed_tasks.source).")
+    source_id: str = Field(description="Id of the dropped task in its source (seed_tasks.source_id).")
+    duplicate_of_source: str = Field(description="Source of the kept task it duplicates.")
+    duplicate_of_source_id: str = Field(description="Id of the kept task it duplicates.")
+    kind: Literal["exact", "near", "eval_overlap"] = Field(
+        description="exact: same normalised text; near: embedding similarity at or above the threshold; "
+                    "eval_overlap: a training task near a task of a named evaluation benchmark.")
+    similarity: float = Field(ge=-1.0, le=1.0, description="Cosine similarity of the two texts (1 for exact).")
+    threshold: float = Field(description="Threshold in force when it was dropped.")
+    detected_at: dt.datetime = Field(description="When dedup dropped it (UTC).")
+
+
+SCHEMA = TableSchema(
+    name="duplicates", row=Duplicate, keys=("source", "source_id"),
+    description="One row per seed task dropped by dedup, with the kept task it duplicates.")

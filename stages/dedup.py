@@ -1,0 +1,159 @@
+"""Dedup: which seed tasks repeat another one, exactly or nearly, and which one each repeats.
+
+Tasks are taken in priority order (evaluation sources, then `source_priority`, then as given) and
+filtered greedily: a task is dropped when an earlier kept task has the same normalised text
+(exact) or a MiniLM cosine similarity at or above the threshold (near), found by exact or IVF
+approximate nearest-neighbour search. Tasks on two different known websites never duplicate
+each other; with `same_constraints`, neither do texts whose numbers or constraint words (cheapest /
+most expensive, over / under, with / without) differ. With
+`eval_sources`, every other task within the threshold of an evaluation task is dropped first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import faiss
+import numpy as np
+import pandas as pd
+
+from schemas.duplicates import SCHEMA
+from webgym.config import DedupConfig
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[a-z]+")
+_PHRASES = {"at least": "more", "at most": "less", "no more than": "less", "no less than": "more"}
+_CONSTRAINT_WORDS = {
+    "max": "most highest largest biggest longest latest newest best maximum max top greatest fastest heaviest",
+    "min": "cheapest lowest least fewest smallest shortest earliest oldest worst minimum min slowest lightest",
+    "more": "over more above greater exceeding higher larger bigger longer later after newer faster heavier",
+    "less": "under less below fewer lower smaller shorter earlier before older cheaper slower lighter within",
+    "not": "not no without never except excluding exclude non",
+}
+_CONSTRAINT_OF = {word: kind for kind, words in _CONSTRAINT_WORDS.items() for word in words.split()}
+
+
+def normalised_text(text: str) -> str:
+    """Case-, width-, punctuation- and whitespace-insensitive form of a text (the exact-dedup key)."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
+    return " ".join(text.split())
+
+
+def constraints_of(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """What a task constrains that embeddings barely see: its numbers, sorted, without thousands
+    separators ('$1,400' -> '1400'), and the kinds of constraint words it uses (max, min, more,
+    less, not), so 'cheapest' and 'most expensive' differ while 'over' and 'more than' agree."""
+    numbers = tuple(sorted(n.replace(",", "") for n in _NUMBER.findall(text)))
+    lowered = unicodedata.normalize("NFKC", text).casefold()
+    for phrase, kind in _PHRASES.items():
+        lowered = lowered.replace(phrase, f" {kind} ")
+    return numbers, frozenset(_CONSTRAINT_OF[w] for w in _WORD.findall(lowered) if w in _CONSTRAINT_OF)
+
+
+@dataclass(frozen=True)
+class Neighbours:
+    """For each of N vectors, the others at or above the threshold: ids[lims[i]:lims[i+1]], sims likewise."""
+
+    lims: np.ndarray
+    ids: np.ndarray
+    sims: np.ndarray
+
+    def of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.ids[self.lims[i]:self.lims[i + 1]], self.sims[self.lims[i]:self.lims[i + 1]]
+
+
+def similar_pairs(vectors: np.ndarray, threshold: float, exact_below: int = 20000, nprobe: int = 16,
+                  batch: int = 16384) -> Neighbours:
+    """Every pair with inner product >= threshold: exact search for small sets, IVF (approximate) above."""
+    n, dim = vectors.shape
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    if n < exact_below:
+        index = faiss.IndexFlatIP(dim)
+    else:
+        nlist = int(2 * math.sqrt(n))
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        sample = np.random.default_rng(0).choice(n, size=min(n, 30 * nlist), replace=False)
+        index.train(vectors[np.sort(sample)])
+        index.nprobe = nprobe
+    index.add(vectors)
+    lims, ids, sims = [np.zeros(1, dtype=np.int64)], [], []
+    for start in range(0, n, batch):
+        part_lims, part_sims, part_ids = index.range_search(vectors[start:start + batch], threshold)
+        lims.append(part_lims[1:].astype(np.int64) + lims[-1][-1])
+        ids.append(part_ids)
+        sims.append(part_sims)
+    return Neighbours(np.concatenate(lims), np.concatenate(ids) if ids else np.zeros(0, np.int64),
+                      np.concatenate(sims) if sims else np.zeros(0, np.float32))
+
+
+def _order(tasks: pd.DataFrame, config: DedupConfig) -> np.ndarray:
+    """Positions of `tasks` in processing order: evaluation sources, then by source priority, stable."""
+    priority = {s: i for i, s in enumerate([*config.eval_sources, *config.source_priority])}
+    rank = tasks["source"].map(lambda s: priority.get(s, len(priority))).to_numpy()
+    return np.argsort(rank, kind="stable")
+
+
+def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray], config: DedupConfig,
+                    now: dt.datetime | None = None) -> pd.DataFrame:
+    """One row per task dropped as a duplicate (the duplicates table): the kept task it repeats,
+    exact / near / eval_overlap, and the similarity. `tasks` needs source, source_id, text, website."""
+    now = now or dt.datetime.now(dt.UTC)
+    frame = tasks.iloc[_order(tasks, config)].reset_index(drop=True)
+    n = len(frame)
+    site = pd.factorize(frame["website"], use_na_sentinel=True)[0]  # -1: unknown website
+    constraints = [constraints_of(t) for t in frame["text"]] if config.same_constraints else None
+    is_eval = frame["source"].isin(config.eval_sources).to_numpy()
+    dropped: dict[int, tuple[int, str, float]] = {}  # position -> (kept position, kind, similarity)
+
+    def compatible(p: int, q: int) -> bool:
+        return site[p] < 0 or site[q] < 0 or site[p] == site[q]
+
+    # Exact: same normalised text, first compatible earlier copy wins.
+    first_copies: dict[str, list[int]] = {}
+    for p, text in enumerate(frame["text"]):
+        copies = first_copies.setdefault(normalised_text(text), [])
+        original = next((q for q in copies if compatible(p, q)), None)
+        if original is None:
+            copies.append(p)
+        else:
+            dropped[p] = (original, "exact", 1.0)
+
+    # Near: greedy over the survivors' similarity graph.
+    alive = np.array([p for p in range(n) if p not in dropped], dtype=np.int64)
+    if len(alive) > 1:
+        vectors = embed(frame["text"].iloc[alive].tolist())
+        graph = similar_pairs(vectors, config.threshold, config.exact_search_below, config.nprobe)
+        kept = np.zeros(n, dtype=bool)
+        for i, p in enumerate(alive):
+            ids, sims = graph.of(i)
+            candidates = [(float(s), int(alive[j])) for j, s in zip(ids, sims, strict=True)
+                          if alive[j] != p and compatible(p, alive[j])
+                          and (constraints is None or constraints[p] == constraints[alive[j]])]
+            overlap = [c for c in candidates if is_eval[c[1]]] if not is_eval[p] else []
+            earlier = [c for c in candidates if c[1] < p and kept[c[1]]]
+            if overlap:
+                similarity, q = max(overlap)
+                dropped[p] = (q, "eval_overlap", similarity)
+            elif earlier:
+                similarity, q = max(earlier)
+                dropped[p] = (q, "near", similarity)
+            else:
+                kept[p] = True
+    rows = [{"source": frame.at[p, "source"], "source_id": frame.at[p, "source_id"],
+             "duplicate_of_source": frame.at[q, "source"], "duplicate_of_source_id": frame.at[q, "source_id"],
+             "kind": kind, "similarity": min(1.0, similarity), "threshold": config.threshold, "detected_at": now}
+            for p, (q, kind, similarity) in sorted(dropped.items())]
+    return pd.DataFrame(rows, columns=SCHEMA.columns) if rows else SCHEMA.empty_frame()
+
+
+def without_duplicates(tasks: pd.DataFrame, duplicates: pd.DataFrame) -> pd.DataFrame:
+    """The tasks no duplicates row drops."""
+    dropped = set(zip(duplicates["source"], duplicates["source_id"], strict=True))
+    keep = [(s, i) not in dropped for s, i in zip(tasks["source"], tasks["source_id"], strict=True)]
+    return tasks[keep].reset_index(drop=True)

@@ -1,0 +1,135 @@
+"""Dedup with the real MiniLM model: exact and near duplicates, priorities, eval overlap, the cache."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stages.dedup import constraints_of, duplicate_tasks, normalised_text, similar_pairs, without_duplicates
+from webgym.config import DedupConfig
+from webgym.embeddings import Embedder
+
+NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory) -> Embedder:
+    return Embedder(tmp_path_factory.mktemp("embeddings"))
+
+
+def seeds(*rows: tuple[str, str, str, str | None]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["source", "source_id", "text", "website"])
+
+
+def dropped(result: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    return {r.source_id: (r.duplicate_of_source_id, r.kind) for r in result.itertuples()}
+
+
+def test_exact_duplicates_are_matched_within_a_website_when_known(embedder):
+    tasks = seeds(("webvoyager", "a", "Find the cheapest flight to Denver.", "google.com"),
+                  ("webvoyager", "b", "find the cheapest  flight to denver", "google.com"),
+                  ("webvoyager", "c", "Find the cheapest flight to Denver!", "kayak.com"),
+                  ("gaia", "d", "FIND THE CHEAPEST FLIGHT TO DENVER", None))
+    result = duplicate_tasks(tasks, embedder, DedupConfig(), NOW)
+    assert dropped(result) == {"b": ("a", "exact"), "d": ("a", "exact")}
+    assert (result["similarity"] == 1.0).all() and (result["threshold"] == 0.9).all()
+
+
+def test_paraphrases_are_dropped_and_near_misses_kept(embedder):
+    tasks = seeds(("insta", "1", "Find a vegan lasagna recipe with over 100 reviews.", "allrecipes.com"),
+                  ("insta", "2", "Find a vegan lasagna recipe that has more than 100 reviews.", "allrecipes.com"),
+                  ("insta", "3", "Find a vegan brownie recipe with over 100 reviews.", "allrecipes.com"),
+                  ("insta", "4", "Find a vegan lasagna recipe with over 500 reviews.", "allrecipes.com"))
+    result = duplicate_tasks(tasks, embedder, DedupConfig(), NOW)
+    assert dropped(result) == {"2": ("1", "near")}
+    assert 0.9 <= result.at[0, "similarity"] <= 1.0
+    loose = duplicate_tasks(tasks, embedder, DedupConfig(same_constraints=False), NOW)
+    assert dropped(loose) == {"2": ("1", "near"), "4": ("1", "near")}
+
+
+def test_the_copy_of_the_higher_priority_source_survives(embedder):
+    tasks = seeds(("pae", "p", "Search Allrecipes for a vegan lasagna recipe.", "allrecipes.com"),
+                  ("webvoyager", "w", "Search Allrecipes for a vegan lasagna recipe", "allrecipes.com"))
+    assert dropped(duplicate_tasks(tasks, embedder, DedupConfig(), NOW)) == {"p": ("w", "exact")}
+
+
+def test_eval_overlap_drops_training_tasks_near_an_evaluation_task(embedder):
+    tasks = seeds(("insta", "i1", "Show the store hours of the Gamestop closest to zip code 90028.", "gamestop.com"),
+                  ("insta", "i2", "Show the store hours of the Gamestop closest to zip code 90028 please.",
+                   "gamestop.com"),
+                  ("online-mind2web", "o1", "Find the store hours of the Gamestop closest to zip code 90028.",
+                   "gamestop.com"))
+    insta_first = ["insta", "online-mind2web"]
+    plain = dropped(duplicate_tasks(tasks, embedder, DedupConfig(threshold=0.9, source_priority=insta_first), NOW))
+    assert plain == {"i2": ("i1", "near"), "o1": ("i1", "near")}
+    with_eval = duplicate_tasks(tasks, embedder, DedupConfig(threshold=0.9, source_priority=insta_first,
+                                                             eval_sources=["online-mind2web"]), NOW)
+    assert dropped(with_eval) == {"i1": ("o1", "eval_overlap"), "i2": ("o1", "eval_overlap")}
+    assert without_duplicates(tasks, with_eval)["source_id"].tolist() == ["o1"]
+
+
+def test_cached_embeddings_equal_fresh_ones_and_are_not_recomputed(tmp_path):
+    texts = ["Book a table for two in Lyon.", "Réservez une table pour deux à Lyon.", "Book a table for two in Lyon."]
+    cold = Embedder(tmp_path)
+    first = cold(texts)
+    assert (cold.stats.embedded, cold.stats.cached) == (2, 0)
+    warm = Embedder(tmp_path)
+    second = warm(texts)
+    assert (warm.stats.embedded, warm.stats.cached) == (0, 3)
+    np.testing.assert_array_equal(first, second)
+    assert first.shape == (3, 384) and np.allclose(np.linalg.norm(first, axis=1), 1, atol=1e-2)
+
+
+def test_approximate_search_finds_the_same_pairs_as_exact_search():
+    rng = np.random.default_rng(1)
+    base = rng.normal(size=(300, 384)).astype(np.float32)
+    near = base[:50] + 0.05 * rng.normal(size=(50, 384)).astype(np.float32)
+    vectors = np.concatenate([base, near])
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = similar_pairs(vectors, 0.9)
+    approximate = similar_pairs(vectors, 0.9, exact_below=1, nprobe=8)
+    pairs = lambda g: {(i, int(j)) for i in range(len(vectors)) for j in g.of(i)[0] if j != i}  # noqa: E731
+    assert pairs(exact) == {(i, i + 300) for i in range(50)} | {(i + 300, i) for i in range(50)}
+    assert len(pairs(approximate) & pairs(exact)) >= 0.95 * len(pairs(exact))
+
+
+def test_opposite_constraints_are_never_duplicates(embedder):
+    tasks = seeds(("insta", "1", "Find the cheapest flight from Boston to Denver on kayak.com.", "kayak.com"),
+                  ("insta", "2", "Find the most expensive flight from Boston to Denver on kayak.com.", "kayak.com"))
+    assert duplicate_tasks(tasks, embedder, DedupConfig(threshold=0.8), NOW).empty
+    assert len(duplicate_tasks(tasks, embedder, DedupConfig(threshold=0.8, same_constraints=False), NOW)) == 1
+
+
+def test_normalisation_and_constraints():
+    assert normalised_text("  Café,  OPEN?\tnow ") == "café open now"
+    assert constraints_of("Budget $1,400 for 3 days on 2022-03-13")[0] == ("03", "13", "1400", "2022", "3")
+    assert constraints_of("recipes with over 100 reviews") == constraints_of("recipes that have more than 100 reviews")
+    assert constraints_of("at least 4 stars")[1] == {"more"}
+    assert constraints_of("the cheapest hotel")[1] != constraints_of("the most expensive hotel")[1]
+
+
+def test_cli_dedup_records_duplicates_once(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from webgym.cli import app
+    from webgym.lake import Lake
+
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    lake = Lake(tmp_path / "data")
+    lake.write_table("seed_tasks", pd.DataFrame([
+        {"source": "webvoyager", "source_id": str(i), "text": text, "website": "allrecipes.com", "raw": "{}",
+         "ingested_at": NOW}
+        for i, text in enumerate(["Find a vegan lasagna recipe.", "find a vegan lasagna recipe",
+                                  "Find a vegan brownie recipe."])]))
+    config = tmp_path / "profile.yaml"
+    config.write_text(f"taskset:\n  dedup:\n    cache_dir: {tmp_path / 'cache'}\n")
+    args = ["--config", str(config), "--data-dir", lake.root, "taskset", "dedup"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "3 seed tasks: 2 kept, 1 duplicates (exact 1); 1 new row(s)" in " ".join(first.output.split())
+    second = CliRunner().invoke(app, args)
+    assert "0 new row(s)" in second.output and lake.count("duplicates") == 1
+    assert lake.read_table("duplicates").at[0, "duplicate_of_source_id"] == "0"

