@@ -86,7 +86,7 @@ def test_bounded_capacity_queues_requests_like_a_busy_gpu_server():
         asyncio.run(burst())
         elapsed = time.monotonic() - started
     assert server.peak_in_service == 2
-    assert 0.3 <= elapsed < 1.0  # three waves of two
+    assert 0.3 <= elapsed < 2.0  # three waves of two
     waits = sorted(r.started_at - r.received_at for r in server.requests)
     assert waits[-1] >= 0.18
 
@@ -116,13 +116,13 @@ def test_errors_timeouts_and_broken_bodies_reach_the_client():
         server.add(Reply.broken(), contains="broken")
 
         async def script():
-            client = _client(server, timeout=0.2)
+            client = _client(server)
             with pytest.raises(openai.RateLimitError) as limited:
                 await _ask(client, "limit")
             with pytest.raises(openai.InternalServerError):
                 await _ask(client, "down")
             with pytest.raises(openai.APITimeoutError):
-                await _ask(client, "hang")
+                await _ask(client, "hang", timeout=0.2)
             with pytest.raises(ValueError):
                 await _ask(client, "broken")
             await client.close()
