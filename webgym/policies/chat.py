@@ -1,0 +1,77 @@
+"""The chat policy: an OpenAI-compatible endpoint (vLLM, OpenAI, ...) through the LLM layer.
+
+Screenshots travel as data URLs; answers given as native tool calls are turned into the same
+<tool_call> text the parser reads, so both styles of server work. Sampled calls (temperature > 0)
+bypass the cache, otherwise every episode of a GRPO group would get the same answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from webgym.llm.client import LLM, ChatResult, LLMCallError
+from webgym.llm.prompts import load_prompt
+from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
+from webgym.policies.context import ContextConfig, build_messages, prompt_version
+from webgym.policies.parse import parse_response
+
+
+class SamplingConfig(BaseModel):
+    """Decoding settings of text policies (WebGym Table 6 defaults)."""
+
+    temperature: float = Field(default=1.0, ge=0, description="Sampling temperature; 0 is greedy (and cacheable).")
+    top_p: float = Field(default=0.99, gt=0, le=1, description="Nucleus sampling.")
+    top_k: int | None = Field(default=None, ge=1, description="Top-k sampling (vLLM and local models only).")
+    max_tokens: int = Field(default=1024, ge=1, description="Longest response.")
+    logprobs: bool = Field(default=True, description="Ask for token logprobs (recorded on steps for RL).")
+
+
+def _openai_messages(llm: LLM, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Image parts with PNG bytes become data-URL parts the endpoint understands."""
+    converted = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = [llm.image(part["png"]) if part["type"] == "image" else part for part in content]
+        converted.append({**message, "content": content})
+    return converted
+
+
+def response_text(result: ChatResult) -> str:
+    """The answer's text, with native tool calls appended in <tool_call> form."""
+    calls = [f'<tool_call>{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}</tool_call>'
+             for c in result.tool_calls]
+    return "\n".join(filter(None, [result.text or "", *calls]))
+
+
+class ChatPolicy:
+    """Implements the Policy protocol over the `policy` purpose of the LLM layer."""
+
+    name = "chat"
+
+    def __init__(self, llm: LLM, context: ContextConfig, sampling: SamplingConfig) -> None:
+        self.llm, self.context, self.sampling = llm, context, sampling
+        self.version = "+".join(sorted({e.config.model for e in llm.pool("policy").endpoints}))
+        self.prompt_version = prompt_version(context)
+
+    async def act(self, observed: PolicyInput) -> PolicyOutput:
+        messages = _openai_messages(self.llm, build_messages(observed, self.context))
+        params: dict[str, Any] = {"temperature": self.sampling.temperature, "top_p": self.sampling.top_p,
+                                  "max_tokens": self.sampling.max_tokens}
+        if self.sampling.logprobs:
+            params["logprobs"] = True
+        if self.sampling.top_k is not None:
+            params["extra_body"] = {"top_k": self.sampling.top_k}
+        try:
+            result = await self.llm.chat("policy", messages, prompt=load_prompt(self.context.prompt),
+                                         cache=self.sampling.temperature == 0, **params)
+        except LLMCallError as error:
+            raise PolicyError(str(error)) from None
+        text = response_text(result)
+        parsed = parse_response(text)
+        return PolicyOutput(parsed.actions, response=text, memory=parsed.memory, parse_error=parsed.error,
+                            logprob=sum(result.logprobs) if result.logprobs else None,
+                            usage={"tokens_in": result.tokens_in or 0, "tokens_out": result.tokens_out or 0})
