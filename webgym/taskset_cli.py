@@ -106,3 +106,49 @@ def dedup(
                   f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}); "
                   f"{len(new)} new row(s) in duplicates; embedded {embedder.stats.embedded} text(s), "
                   f"{embedder.stats.cached} from the cache")
+
+
+@taskset_app.command()
+def plan(
+    ctx: typer.Context,
+    rubric_file: Annotated[Path, typer.Argument(help='Rubric JSON as the tasks table stores it: '
+                                                     '{"groups": [{"description": ..., "facts": [...]}, ...]}.')],
+    cap: Annotated[int | None, typer.Option(help="Most subsets to plan (default taskset.decompose."
+                                                 "max_subsets_per_task; 0 for no cap).")] = None,
+) -> None:
+    """Print WebGym Algorithm 1's decomposition plan of a rubric as JSON (no LLM):
+    [{"groups": [indices], "difficulty": n}, ...]."""
+    import json
+
+    from pydantic import ValidationError
+
+    from schemas.rubric import Rubric
+    from stages.decompose import decomposition_plan
+    from webgym.cli import _config, err_console
+
+    try:
+        rubric = Rubric.model_validate_json(rubric_file.read_text(encoding="utf-8-sig"))
+    except OSError as error:
+        err_console.print(f"[red]cannot read {escape(str(rubric_file))}: {escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'rubric'}: {e['msg']}" for e in error.errors()[:5])
+        err_console.print(f"[red]{escape(str(rubric_file))} is not a rubric ({escape(problems)})[/red]")
+        raise typer.Exit(2) from None
+    limit = _config(ctx).taskset.decompose.max_subsets_per_task if cap is None else (cap or None)
+    typer.echo(json.dumps([s.as_json() for s in decomposition_plan(rubric, limit)]))
+
+
+@taskset_app.command()
+def decompose(ctx: typer.Context) -> None:
+    """Add the decomposed tasks of every original task with a rubric (template texts; no LLM)."""
+    from stages.decompose import decomposed_tasks
+    from webgym.cli import _config, _lake, console
+
+    lake = _lake(ctx, must_exist=True)
+    tasks = lake.read_table("tasks")
+    children = decomposed_tasks(tasks, _config(ctx).taskset.decompose)
+    new = children[~children["task_id"].isin(tasks["task_id"])]
+    lake.write_table("tasks", new, run_id="decompose")
+    console.print(f"{len(new)} decomposed task(s) added ({len(children) - len(new)} already there) "
+                  f"from {children['parent_task_id'].nunique()} parent(s)")
