@@ -110,7 +110,7 @@ class LLMConfig(Section):
     cache_dir: str = Field(default=".cache/llm", description="Cache directory (relative to the project).")
     image_max_side: int | None = Field(default=None, ge=16, description="Downscale screenshots so their "
                                                                         "longer side is at most this; null: as is.")
-    ledger_flush_rows: int = Field(default=256, ge=1, description="llm_calls rows buffered before they are "
+    ledger_flush_rows: int = Field(default=256, ge=1, description="llm_calls rows journaled before they are "
                                                                   "written as a lake part.")
     prices: dict[str, ModelPrice] = Field(default_factory=dict,
                                           description="Price per model name, for cost_usd in llm_calls.")

@@ -431,7 +431,7 @@ class LLM:
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
         """Write the ledger's last rows, close connections and the cache, stop the loop (idempotent)."""
-        self.ledger.flush()
+        self.ledger.close()
         if self._loop.loop.is_closed():
             return
         for pool in self._pools.values():

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from schemas.llm_calls import LlmCall
-from webgym.lake import Lake
+from webgym.lake import Lake, StreamWriter
 
 
 @dataclass
@@ -28,30 +28,35 @@ class LedgerTotals:
 
 
 class Ledger:
-    """Buffers rows and appends them to llm_calls as one part per `flush_rows` rows and at `flush`."""
+    """Journals every row the moment it is recorded (a crash loses none: the next writer or
+    `webgym lake recover` commits it) and commits a part of llm_calls per `flush_rows` rows and at close."""
 
     def __init__(self, lake: Lake, run_id: str, flush_rows: int) -> None:
-        self.lake, self.run_id, self.flush_rows = lake, run_id, flush_rows
         self.totals = LedgerTotals()
-        self._pending: list[LlmCall] = []
+        self._writer: StreamWriter | None = lake.stream(run_id, batch_rows=flush_rows).__enter__()
         self._lock = threading.Lock()
 
     def record(self, call: LlmCall) -> None:
         with self._lock:
-            self._pending.append(call)
+            if self._writer is None:
+                raise RuntimeError("ledger is closed: record calls before LLM.close()")
+            self._writer.append({"llm_calls": pd.DataFrame([call.model_dump()])})
             self.totals.calls += 1
             self.totals.cached += call.cached
             self.totals.errors += call.error is not None
             self.totals.tokens_in += call.tokens_in or 0
             self.totals.tokens_out += call.tokens_out or 0
             self.totals.cost_usd += call.cost_usd or 0.0
-            full = len(self._pending) >= self.flush_rows
-        if full:
-            self.flush()
 
     def flush(self) -> None:
-        """Write every buffered row (no-op when there are none)."""
+        """Commit every journaled row as a part."""
         with self._lock:
-            rows, self._pending = self._pending, []
-        if rows:
-            self.lake.write_table("llm_calls", pd.DataFrame([r.model_dump() for r in rows]), self.run_id)
+            if self._writer is not None:
+                self._writer.flush()
+
+    def close(self) -> None:
+        """Commit what is journaled and release the journal (idempotent)."""
+        with self._lock:
+            if self._writer is not None:
+                self._writer.__exit__(None, None, None)
+                self._writer = None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 from tests.webgym.llm.conftest import endpoint, user
 from webgym import warehouse
 from webgym.config import ModelPrice
@@ -21,3 +25,21 @@ def test_rows_are_written_in_batches_and_on_close(make_llm, server, lake):
     (row,) = warehouse.query(lake, "SELECT * FROM llm_cost_by_purpose").to_dict("records")
     assert (row["purpose"], row["calls"], row["cache_hits"], row["errors"]) == ("rubric", 5, 1, 0)
     assert row["cost_usd"] > 0
+
+
+def test_a_crashed_process_loses_no_ledger_row(lake):
+    crash = textwrap.dedent("""
+        import datetime as dt, os, sys
+        from schemas.llm_calls import LlmCall
+        from webgym.lake import Lake
+        from webgym.llm.ledger import Ledger
+        ledger = Ledger(Lake(sys.argv[1]), "crash", flush_rows=256)
+        for i in range(5):
+            ledger.record(LlmCall(call_id=f"c{i}", request_hash="h", endpoint="http://e", model="m",
+                                  purpose="rubric", cached=False, called_at=dt.datetime.now(dt.UTC)))
+        os._exit(1)  # no close, no flush
+        """)
+    subprocess.run([sys.executable, "-c", crash, lake.root], check=False)
+    assert lake.count("llm_calls") == 0
+    lake.recover()
+    assert sorted(lake.read_table("llm_calls")["call_id"]) == [f"c{i}" for i in range(5)]
