@@ -152,3 +152,43 @@ def decompose(ctx: typer.Context) -> None:
     lake.write_table("tasks", new, run_id="decompose")
     console.print(f"{len(new)} decomposed task(s) added ({len(children) - len(new)} already there) "
                   f"from {children['parent_task_id'].nunique()} parent(s)")
+
+
+@taskset_app.command()
+def stats(ctx: typer.Context) -> None:
+    """Print task counts by source, difficulty band (easy 1-3, medium 4-6, hard 7+), domain and split."""
+    from webgym import warehouse
+    from webgym.cli import OutputFormat, _lake, _print_frame, console
+
+    lake = _lake(ctx, must_exist=True)
+    for view, title in (("tasks_by_source", "by source"), ("tasks_by_band", "by difficulty band"),
+                        ("tasks_by_domain", "by domain"), ("tasks_by_split", "by split")):
+        console.print(f"[bold]tasks {title}[/bold]")
+        _print_frame(warehouse.query(lake, f"SELECT * FROM {view}"), OutputFormat.table)
+
+
+@taskset_app.command()
+def export(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option(help="JSON Lines file to write.")],
+    format_: Annotated[str, typer.Option("--format", help="Layout: webgym (WebGym's task JSONL).")] = "webgym",
+    split: Annotated[str | None, typer.Option(help="Only tasks of this split (train or test).")] = None,
+) -> None:
+    """Write the tasks table in another harness's task layout (fact groups in evaluator_reference)."""
+    import json
+
+    from stages.export import FORMATS
+    from webgym.cli import _lake, console, err_console
+
+    if format_ not in FORMATS:
+        err_console.print(f"[red]unknown format {format_!r}; formats are {', '.join(FORMATS)}[/red]")
+        raise typer.Exit(2)
+    tasks = _lake(ctx, must_exist=True).read_table("tasks")
+    if split is not None:
+        tasks = tasks[tasks["split"] == split]
+    records = FORMATS[format_](tasks)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    tmp.replace(out)
+    console.print(f"{len(records)} task(s) written to {escape(str(out))} ({format_} layout)")

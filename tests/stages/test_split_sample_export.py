@@ -1,0 +1,147 @@
+"""OOD split by website with zero leakage, sampling by difficulty ratio, WebGym export round trip."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from schemas.tasks import Task
+from stages.export import webgym_records
+from stages.ingest import seed_tasks_from_files
+from stages.sample import training_batch
+from stages.split import LeakageError, leaks, split_tasks
+from tests.conftest import NOW, rubric, tasks_frame
+from webgym.cli import app
+from webgym.config import SplitConfig
+
+
+def task(task_id: str, website: str | None, source: str = "insta", parent: str | None = None,
+         difficulty: int = 3) -> Task:
+    return Task(task_id=task_id, parent_task_id=parent, source=source, source_id=task_id, text=f"task {task_id}",
+                website=website, difficulty=difficulty, rubric=rubric(difficulty), created_at=NOW)
+
+
+def frame(tasks: list[Task]) -> pd.DataFrame:
+    return pd.DataFrame([t.model_dump() for t in tasks])
+
+
+def universe() -> pd.DataFrame:
+    """20 websites with 3 originals each (each with one decomposed child), 2 synthetic sites, 2 site-less tasks."""
+    tasks = []
+    for w in range(20):
+        for k in range(3):
+            tasks.append(task(f"w{w}-{k}", f"site{w}.com"))
+            tasks.append(task(f"w{w}-{k}-c", f"site{w}.com", parent=f"w{w}-{k}", difficulty=1))
+    for s in range(2):
+        tasks += [task(f"syn{s}-{k}", f"shop-{s}.test", source="synthetic") for k in range(4)]
+    tasks += [task("free-1", None), task("free-2", None)]
+    return frame(tasks)
+
+
+def test_test_tasks_come_one_per_distinct_website_and_nothing_leaks():
+    tasks = universe()
+    result = split_tasks(tasks, SplitConfig(test_websites=5, tasks_per_test_website=1, seed=3))
+    test = result[result["split"] == "test"]
+    originals = test[test["parent_task_id"].isna()]
+    synthetic_sites = set(originals.loc[originals["source"] == "synthetic", "website"])
+    real = originals[originals["source"] != "synthetic"]
+    assert real["website"].is_unique and len(real) + len(synthetic_sites) == 5
+    assert all((originals["website"] == s).sum() == 4 for s in synthetic_sites)  # whole synthetic site
+    assert set(test["parent_task_id"].dropna()) <= set(originals["task_id"])    # children follow parents
+    train = result[result["split"] == "train"]
+    assert not set(train["website"].dropna()) & set(test["website"])
+    assert {"free-1", "free-2"} <= set(train["task_id"])
+    removed = set(tasks["task_id"]) - set(result["task_id"])
+    assert all(tasks.set_index("task_id").loc[t, "website"] in set(test["website"]) for t in removed)
+    assert leaks(result).empty
+
+
+def test_the_split_is_reproducible_by_seed():
+    one = split_tasks(universe(), SplitConfig(test_websites=5, seed=1))
+    assert one.equals(split_tasks(universe(), SplitConfig(test_websites=5, seed=1)))
+    other = split_tasks(universe(), SplitConfig(test_websites=5, seed=2))
+    assert set(one.loc[one["split"] == "test", "task_id"]) != set(other.loc[other["split"] == "test", "task_id"])
+
+
+def test_the_leakage_check_finds_websites_and_families_on_both_sides():
+    bad = tasks_frame()  # t1 train on shop-a, t2 its child
+    bad.loc[bad["task_id"] == "t2", "split"] = "test"
+    found = leaks(bad)
+    assert set(map(tuple, found.to_numpy())) == {("website", "shop-a.test"), ("family", "t1")}
+    assert leaks(tasks_frame()).empty
+
+
+def test_split_raises_instead_of_returning_a_leaking_set(monkeypatch):
+    import stages.split as split_module
+
+    monkeypatch.setattr(split_module, "leaks", lambda tasks: pd.DataFrame([{"kind": "website", "value": "x"}]))
+    with pytest.raises(LeakageError, match="leaks 1"):
+        split_tasks(universe(), SplitConfig(test_websites=2))
+
+
+def banded() -> pd.DataFrame:
+    tasks = [task(f"e{i}", f"e{i}.com", difficulty=2) for i in range(30)]
+    tasks += [task(f"m{i}", f"m{i}.com", difficulty=5) for i in range(30)]
+    tasks += [task(f"h{i}", f"h{i}.com", difficulty=8) for i in range(3)]
+    return frame(tasks).assign(split="train")
+
+
+def bands(batch: pd.DataFrame) -> dict[str, int]:
+    return batch["task_id"].str[0].value_counts().to_dict()
+
+
+def test_batches_follow_the_difficulty_ratio_and_are_reproducible():
+    tasks = banded()
+    batch = training_batch(tasks, 10, {"easy": 2, "medium": 5, "hard": 3}, seed=7)
+    assert bands(batch) == {"e": 2, "m": 5, "h": 3} and batch["task_id"].is_unique
+    assert batch.equals(training_batch(tasks, 10, {"easy": 2, "medium": 5, "hard": 3}, seed=7))
+    assert not batch.equals(training_batch(tasks, 10, {"easy": 2, "medium": 5, "hard": 3}, seed=8))
+    short = training_batch(tasks, 20, {"easy": 2, "medium": 5, "hard": 3}, seed=7)  # 3 hard only: shortfall moves
+    assert len(short) == 20 and bands(short)["h"] == 3 and bands(short)["m"] > bands(short)["e"]
+    assert len(training_batch(tasks, 10, None, seed=1)) == 10
+
+
+def test_blocklisted_websites_and_test_tasks_are_never_drawn():
+    tasks = banded()
+    tasks.loc[tasks["task_id"] == "m0", "split"] = "test"
+    blocked = [f"e{i}.com" for i in range(25)]
+    batch = training_batch(tasks, 63, None, seed=0, blocklist=blocked)
+    assert len(batch) == 63 - 25 - 1 and not set(batch["website"]) & set(blocked) and "m0" not in set(batch["task_id"])
+    with pytest.raises(ValueError, match="unknown difficulty band"):
+        training_batch(tasks, 5, {"trivial": 1})
+
+
+def test_webgym_export_reads_back_through_the_webgym_adapter(tmp_path, lake, monkeypatch):
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    tasks = tasks_frame().assign(reference_answer=["mug #3", None, None], domain=["Lifestyle & Leisure", None, None],
+                                 parent_groups=[None, [0, 1], None])
+    lake.write_table("tasks", tasks)
+    out = tmp_path / "export" / "train.jsonl"
+    result = CliRunner().invoke(app, ["--data-dir", lake.root, "taskset", "export", "--format", "webgym",
+                                      "--out", str(out), "--split", "train"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["task_id"] for r in records] == ["t1", "t2"]
+    assert records[0]["evaluator_reference"] == [{"id": 1, "description": "group 0", "facts": ["fact 0.0"]},
+                                                 {"id": 2, "description": "group 1", "facts": ["fact 1.0", "fact 1.1"]}]
+    assert (records[0]["website"], records[0]["difficulty"], records[0]["definite_answer"]) == (
+        "https://shop-a.test/", 3, "mug #3")
+    back = seed_tasks_from_files("webgym", [str(out)]).rows.set_index("source_id")
+    assert back.at["t1", "text"] == "Buy the red mug" and back.at["t1", "website"] == "shop-a.test"
+    assert back.at["t1", "rubric"] == {"groups": [{**g, "checks": None} for g in tasks.at[0, "rubric"]["groups"]]}
+    assert back.at["t1", "reference_answer"] == "mug #3" and back.at["t1", "source_difficulty"] == "3"
+    assert webgym_records(tasks)[2]["evaluator_reference"][1]["facts"] == ["fact 1.0", "fact 1.1", "fact 1.2",
+                                                                            "fact 1.3"]
+
+
+def test_cli_stats_prints_every_breakdown(lake, monkeypatch):
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    lake.write_table("tasks", tasks_frame())
+    result = CliRunner().invoke(app, ["--data-dir", lake.root, "taskset", "stats"])
+    assert result.exit_code == 0, result.output
+    for title in ("by source", "by difficulty band", "by domain", "by split"):
+        assert f"tasks {title}" in result.output
+    assert "synthetic" in result.output and "hard" in result.output and "easy" in result.output
