@@ -11,10 +11,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from playwright.async_api import BrowserContext, Frame, Page, Request
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from schemas.steps import Action
 
@@ -145,6 +148,7 @@ class _Effects:
 
     async def describe(self) -> str:
         await asyncio.sleep(SETTLE_S)
+        await settle(self.page, self.timeout_s)
         if (self.expect_navigation or self.requested) and not (self.committed.is_set() or self.new_tab.is_set()):
             waits = [asyncio.ensure_future(self.committed.wait()), asyncio.ensure_future(self.new_tab.wait())]
             await asyncio.wait(waits, timeout=self.timeout_s if self.requested else NAVIGATION_GRACE_S,
@@ -161,6 +165,25 @@ class _Effects:
         if self.committed.is_set() or self.page.url != self.url:
             return f" Page navigated to {self.page.url}."
         return " Note: no visible navigation or new tab detected."
+
+
+IDLE_JS = "() => document.readyState === 'complete' && (!window.__wg || window.__wg.idle())"
+"""A page is settled when loaded and, if it exposes the readiness hook `window.__wg.idle()` (the
+synthetic sites do: no action in flight, no navigation pending), when that says so."""
+
+
+async def settle(page: Page, timeout_s: float) -> None:
+    """Wait until the page is settled, riding through navigations that replace the document."""
+    deadline = time.monotonic() + timeout_s
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            await page.wait_for_function(IDLE_JS, timeout=left * 1000)
+            return
+        except PlaywrightTimeoutError:
+            log.debug("page %s did not settle within %.1f s", page.url, timeout_s)
+            return
+        except PlaywrightError:  # the execution context was destroyed by a navigation: wait for the new one
+            await _loaded(page)
 
 
 async def _loaded(page: Page) -> None:
