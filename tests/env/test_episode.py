@@ -13,7 +13,7 @@ from webgym.env.safety import UrlPolicy
 
 
 def _policy(*servers) -> UrlPolicy:
-    return UrlPolicy(site_hosts=frozenset(f"127.0.0.1:{s.server_address[1]}" for s in servers), allow_public=False)
+    return UrlPolicy(allowed_hosts=frozenset(f"127.0.0.1:{s.server_address[1]}" for s in servers), allow_public=False)
 
 
 def test_tools_report_what_they_did(site):
@@ -138,3 +138,7 @@ def test_policy_rules():
     assert "private" in policy.refusal("http://[::1]:8080/")
     assert "local host name" in UrlPolicy().refusal("http://printer.local/")
     assert UrlPolicy().refusal("https://example.com/") is None
+    self_hosted = UrlPolicy(allowed_hosts=frozenset({"10.0.0.8:7770"}), allow_public=False)
+    assert self_hosted.refusal("http://10.0.0.8:7770/admin") is None and not self_hosted.is_site("http://10.0.0.8:7770/")
+    assert "private" in self_hosted.refusal("http://10.0.0.8:22/")
+    assert policy.is_site("http://shop-a.test:8123/x")

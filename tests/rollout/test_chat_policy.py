@@ -17,7 +17,7 @@ from webgym.rollout.collect import RolloutConfig, collect, episode_specs
 def _run(lake, site, server, tasks, tmp_path, **rollout):
     config = LLMConfig(default=[EndpointConfig(base_url=server.base_url, model="policy-model", timeout_s=5)],
                        cache_dir=str(tmp_path / "cache"), backoff_s=0.01)
-    url_policy = UrlPolicy(site_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
+    url_policy = UrlPolicy(allowed_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
     settings = RolloutConfig(**rollout)
     specs = episode_specs(tasks, iteration=0, config=settings, run_key="chat")
 

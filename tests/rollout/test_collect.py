@@ -57,7 +57,7 @@ def _write_tasks(lake, specs) -> None:
 
 
 def _collect(lake, site, policy, tasks, **config):
-    url_policy = UrlPolicy(site_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
+    url_policy = UrlPolicy(allowed_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
     settings = RolloutConfig(**config)
     specs = episode_specs(tasks, iteration=1, config=settings, run_key="it1")
     out = {}

@@ -5,7 +5,8 @@ file:, chrome:, data:, javascript: navigations; never private, loopback, link-lo
 addresses, except the configured synthetic-site hosts. `guard_context` enforces it on a browser
 context in three places, because each alone has a gap: tools check URLs before they navigate,
 a route handler vets every request and every redirect hop (Playwright routes see only the first
-hop of a chain, so redirects are followed here, one hop at a time), and a navigation monitor
+hop of a chain, so redirects are followed here, one hop at a time; the trusted site server's own
+requests pass straight to Chromium), and a navigation monitor
 catches schemes that never reach the network (data:, file:).
 """
 
@@ -30,9 +31,18 @@ class UrlPolicy:
     """Allow/deny rules for agent traffic."""
 
     site_hosts: frozenset[str] = frozenset()
-    """Host names (or host:port) of the synthetic sites: always allowed, even though they map to 127.0.0.1."""
+    """Host names (or host:port) of our synthetic sites: allowed although they map to 127.0.0.1, and
+    passed straight to Chromium, which alone resolves their names (our server's redirects are trusted)."""
+    allowed_hosts: frozenset[str] = frozenset()
+    """Hosts (or host:port) allowed even on private addresses, e.g. self-hosted WebArena sites;
+    their requests and every redirect hop are still vetted."""
     allow_public: bool = True
     """Whether public hosts outside site_hosts may be reached (False for the offline profile)."""
+
+    def is_site(self, url: str) -> bool:
+        """Whether `url` is on one of the configured synthetic-site hosts."""
+        parts = urlsplit(url)
+        return (parts.hostname or "").lower() in self.site_hosts or parts.netloc.lower() in self.site_hosts
 
     def refusal(self, url: str) -> str | None:
         """Why `url` is refused, or None when it is allowed."""
@@ -45,7 +55,7 @@ class UrlPolicy:
         host = (parts.hostname or "").lower().rstrip(".")
         if not host:
             return "the URL has no host"
-        if host in self.site_hosts or parts.netloc.lower() in self.site_hosts:
+        if self.is_site(url) or host in self.allowed_hosts or parts.netloc.lower() in self.allowed_hosts:
             return None
         try:
             address = ipaddress.ip_address(host)
@@ -83,6 +93,11 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
         if reason:
             violations.add(url, reason)
             await route.abort("blockedbyclient")
+            return
+        if policy.is_site(url):
+            # Our own site server: Chromium resolves its host names (route.fetch would resolve
+            # them in Playwright's driver, where the --host-resolver-rules mapping does not apply).
+            await route.continue_()
             return
         try:
             response = await route.fetch(max_redirects=0)
