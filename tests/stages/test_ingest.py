@@ -255,3 +255,34 @@ def test_real_benchmark_files_ingest_with_every_record_accounted_for(name):
         assert detect_source(str(BENCHMARKS / name)) == source
     if source == "webvoyager":
         assert result.rows["reference_answer"].notna().all()
+
+
+def test_truncated_arrays_non_objects_and_corrupt_parquet_are_reported(tmp_path):
+    truncated = tmp_path / "tasks.json"
+    truncated.write_text('[\n  {"task_id": "a", "task_description": "one"},\n  {"task_id": "b", "task_descr')
+    records = list(read_records(truncated))
+    assert [type(r).__name__ for r in records] == ["Record", "BadRecord"] and records[1].line == 3
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text('{"task_id": "a", "task_description": "one"}\n["not", "a", "record"]\n')
+    result = seed_tasks_from_files("mind2web2", [str(mixed)])
+    assert len(result.rows) == 1 and "expected an object" in result.bad[0].reason and result.bad[0].line == 2
+    corrupt = tmp_path / "tasks.parquet"
+    corrupt.write_bytes(b"PAR1 this is not parquet")
+    (bad,) = seed_tasks_from_files("insta", [str(corrupt)]).bad
+    assert bad.line is None and "cannot read the file" in bad.reason
+
+
+def test_cli_auto_takes_the_answer_file_as_a_path_and_rows_pass_the_quality_suite(tmp_path, monkeypatch):
+    from webgym.lake import Lake
+    from webgym.quality import validate
+
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text((FIXTURES / "webvoyager/WebVoyager_data.jsonl").read_text())
+    result = CliRunner().invoke(app, ["--data-dir", str(tmp_path / "data"), "ingest", str(tasks),
+                                      str(FIXTURES / "webvoyager/reference_answer.json")])
+    assert result.exit_code == 0, result.output
+    lake = Lake(tmp_path / "data")
+    rows = lake.read_table("seed_tasks").set_index("source_id")
+    assert rows.at["Allrecipes--0", "reference_answer"].startswith("'Vegetarian")
+    assert validate(lake, ["seed_tasks"]) == []
