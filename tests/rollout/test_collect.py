@@ -21,7 +21,7 @@ from webgym.rollout.collect import RolloutConfig, collect, episode_specs
 class NextThenAnswer:
     """Clicks the 'Next page' link, then answers with the page title; thinks for `delay` seconds."""
 
-    name, version, prompt_version = "scripted", "v1", None
+    name, version, prompt_version, privileged = "scripted", "v1", None, False
 
     def __init__(self, delay: float = 0.0) -> None:
         self.delay = delay
@@ -34,14 +34,14 @@ class NextThenAnswer:
 
 
 class Babbler:
-    name, version, prompt_version = "babbler", "v1", None
+    name, version, prompt_version, privileged = "babbler", "v1", None, False
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:
         return PolicyOutput([], response="hmm", parse_error="no tool call found in the response")
 
 
 class Broken:
-    name, version, prompt_version = "broken", "v1", None
+    name, version, prompt_version, privileged = "broken", "v1", None, False
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:
         raise PolicyError("endpoint down after 3 tries")

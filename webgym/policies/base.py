@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from playwright.async_api import Page
+
 from schemas.steps import Action
 from webgym.env.observe import Observation
 
@@ -52,14 +54,24 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Privileged:
+    """What only scripted policies (the oracle) may see; learned policies never get it."""
+
+    page: Page
+    """The live page, to locate elements of the planned action."""
+    site_state: dict[str, Any] | None
+    """Synthetic sites: the session's state snapshot (what the oracle plans from)."""
+
+
+@dataclass(frozen=True)
 class PolicyInput:
     task: TaskSpec
     observation: Observation
     history: list[Turn]
     step: int
     horizon: int
-    site_state: dict[str, Any] | None = None
-    """Synthetic sites: the session's state (what the oracle plans from); None elsewhere."""
+    privileged: Privileged | None = None
+    """Filled only for policies whose `privileged` is True."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,8 @@ class Policy(Protocol):
     version: str
     """Model or checkpoint identity, recorded on every trajectory."""
     prompt_version: str | None
+    privileged: bool
+    """True for scripted policies that read the page and site state (PolicyInput.privileged)."""
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:
         """Decide the next calls; raise PolicyError only when no decision is possible."""

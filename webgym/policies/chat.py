@@ -51,6 +51,7 @@ class ChatPolicy:
     """Implements the Policy protocol over the `policy` purpose of the LLM layer."""
 
     name = "chat"
+    privileged = False
 
     def __init__(self, llm: LLM, context: ContextConfig, sampling: SamplingConfig) -> None:
         self.llm, self.context, self.sampling = llm, context, sampling

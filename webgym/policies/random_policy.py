@@ -13,6 +13,7 @@ class RandomPolicy:
 
     name = "random"
     prompt_version = None
+    privileged = False
 
     def __init__(self, seed: int = 0, answer_probability: float = 0.1) -> None:
         self.version = f"random-{seed}"

@@ -20,7 +20,7 @@ from schemas.steps import Action, Latency
 from webgym.env.episode import EnvConfig, Episode, NavigationFailed
 from webgym.env.observe import Observation
 from webgym.env.safety import UrlPolicy
-from webgym.policies.base import Policy, PolicyError, PolicyInput, PolicyOutput, TaskSpec, Turn
+from webgym.policies.base import Policy, PolicyError, PolicyInput, PolicyOutput, Privileged, TaskSpec, Turn
 from webgym.rollout.ops import OpQueues
 
 log = logging.getLogger(__name__)
@@ -154,8 +154,9 @@ class EpisodeRun:
 
     async def decide(self) -> None:
         """Ask the policy (policy queue)."""
+        privileged = Privileged(self.episode.browsing.page, self._state) if self.policy.privileged else None
         observed = PolicyInput(self.spec.task, self._observation, list(self.history), len(self.steps),
-                               self.spec.horizon, self._state)
+                               self.spec.horizon, privileged)
         try:
             async with self.ops.use("policy") as timer:
                 self._output = await self.policy.act(observed)
