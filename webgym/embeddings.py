@@ -77,11 +77,13 @@ class EmbedStats:
 
 
 class Embedder:
-    """Callable texts -> (N, 384) float32 unit vectors; the model loads on the first cache miss."""
+    """Callable texts -> (N, 384) float32 unit vectors; the model loads on the first cache miss.
+    New vectors are cached every `save_every` texts, so an interrupted run keeps what it embedded."""
 
-    def __init__(self, cache_dir: str | Path | None = None, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(self, cache_dir: str | Path | None = None, batch_size: int = 64, device: str = "cpu",
+                 save_every: int = 20000) -> None:
         self.cache = EmbeddingCache(cache_dir) if cache_dir is not None else None
-        self.batch_size, self.device = batch_size, device
+        self.batch_size, self.device, self.save_every = batch_size, device, save_every
         self._model = None
         self.stats = EmbedStats()
 
@@ -107,15 +109,16 @@ class Embedder:
         unique: dict[bytes, list[int]] = {}
         for i in missing:
             unique.setdefault(keys[i], []).append(int(i))
-        if unique:
+        pending = list(unique.items())
+        for start in range(0, len(pending), self.save_every):  # each block is cached as soon as it is done
+            block = pending[start:start + self.save_every]
             started = time.perf_counter()
-            firsts = [rows[0] for rows in unique.values()]
-            fresh = self._encode([texts[i] for i in firsts])
-            self.stats.seconds = time.perf_counter() - started
-            for vector, rows in zip(fresh, unique.values(), strict=True):
+            fresh = self._encode([texts[rows[0]] for _, rows in block])
+            self.stats.seconds += time.perf_counter() - started
+            for vector, (_, rows) in zip(fresh, block, strict=True):
                 out[rows] = vector
             if self.cache is not None:
-                self.cache.put(list(unique), fresh)
+                self.cache.put([key for key, _ in block], fresh)
         self.stats.cached, self.stats.embedded = int(found.sum()), len(unique)
         log.debug("embedded %d text(s), %d from the cache", len(unique), int(found.sum()))
         return out.astype(np.float32)

@@ -73,9 +73,10 @@ def test_eval_overlap_drops_training_tasks_near_an_evaluation_task(embedder):
 
 def test_cached_embeddings_equal_fresh_ones_and_are_not_recomputed(tmp_path):
     texts = ["Book a table for two in Lyon.", "Réservez une table pour deux à Lyon.", "Book a table for two in Lyon."]
-    cold = Embedder(tmp_path)
+    cold = Embedder(tmp_path, save_every=1)
     first = cold(texts)
     assert (cold.stats.embedded, cold.stats.cached) == (2, 0)
+    assert len(list((tmp_path / "all-MiniLM-L6-v2").glob("chunk-*.npz"))) == 2  # one chunk per saved block
     warm = Embedder(tmp_path)
     second = warm(texts)
     assert (warm.stats.embedded, warm.stats.cached) == (0, 3)
