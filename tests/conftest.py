@@ -62,3 +62,11 @@ def steps_frame() -> pd.DataFrame:
              actions=[Action(name="click", x=10.0, y=20.0, ok=True, feedback="clicked 'Buy'")])
         for (tid, t), sha in shots.items()
     ])
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory):
+    """A tiny randomly initialised Qwen3-VL checkpoint directory, built once per session (tests only read it)."""
+    from webgym.models.tiny import write_tiny_checkpoint
+
+    return write_tiny_checkpoint(tmp_path_factory.mktemp("models") / "tiny-qwen3-vl")
