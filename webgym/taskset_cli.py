@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +10,6 @@ from rich.markup import escape
 
 from stages.ingest import ADAPTERS
 
-log = logging.getLogger("webgym.taskset")
 SOURCES_HELP = "; ".join(f"{a.name}: {a.summary}" for a in ADAPTERS.values())
 
 taskset_app = typer.Typer(help="Build and inspect the task set: dedup, decomposition, split, export.",
