@@ -18,6 +18,7 @@ from webgym.config import Config, ConfigError, load_config
 from webgym.lake import Lake
 from webgym.llm.cli import llm_app
 from webgym.prefect_env import configure_prefect
+from webgym.sites.cli import sites_app
 from webgym.taskset_cli import ingest, taskset_app
 
 app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
@@ -28,6 +29,7 @@ app.add_typer(lake_app, name="lake")
 app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(llm_app, name="llm")
 app.add_typer(taskset_app, name="taskset")
+app.add_typer(sites_app, name="sites")
 app.command()(ingest)
 
 console = Console()

@@ -195,6 +195,25 @@ class TasksetConfig(Section):
     sample: SampleConfig = Field(default_factory=SampleConfig)
 
 
+class SitesConfig(Section):
+    """The synthetic verifiable websites (webgym/sites): where their specs are, how they are served."""
+
+    specs_dir: str = Field(
+        default="webgym/sites/specs",
+        description="Directory of site specs (our YAML/JSON, or AutoWebWorld fsm.json), relative to the project.")
+    host: str = Field(default="127.0.0.1", description="Address the site server listens on; keep it on loopback.")
+    port: int = Field(
+        default=8123, ge=0, le=65535,
+        description="Port of `webgym sites serve`; browsers map every site host name to it (0: any free port).")
+    max_states: int = Field(
+        default=200_000, ge=1_000,
+        description="Oracle search budget per goal: states explored before it gives up (raise it for larger sites).")
+    replay_concurrency: int = Field(
+        default=3, ge=1, description="Goals `webgym sites verify` replays at once (one browser context each).")
+    reports_dir: str = Field(
+        default="reports/sites", description="Where `webgym sites verify` saves screenshots of failing steps.")
+
+
 class Config(Section):
     """The whole pipeline's configuration (a profile)."""
 
@@ -203,6 +222,7 @@ class Config(Section):
     warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
     taskset: TasksetConfig = Field(default_factory=TasksetConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    sites: SitesConfig = Field(default_factory=SitesConfig)
 
     def data_root(self) -> str:
         """The lake root as an absolute path or a URL."""

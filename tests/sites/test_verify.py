@@ -1,0 +1,82 @@
+"""The exact verifier: verdicts from a recorded final state (and answer), the failing fact named."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from webgym.sites.machine import Step
+from webgym.sites.verify import verify
+
+
+def final_snapshot(site, goal_id):
+    return site.machine.snapshot(site.oracle_path(goal_id).states[-1])
+
+
+def verdicts(result):
+    return {f.fact: f.success for g in result.groups for f in g.facts}
+
+
+def test_oracle_end_state_passes_every_fact(shipped):
+    shop = shipped["shop-a"]
+    result = verify(shop.rubric("cheapest-acme-mug"), json.dumps(final_snapshot(shop, "cheapest-acme-mug")), "Done.")
+    assert result.success and result.reward == 1.0 and all(verdicts(result).values())
+    assert [g.description for g in result.groups] == ["search criteria", "cart contents"]
+
+
+def test_missing_filter_fails_only_the_filter_fact(shipped):
+    shop = shipped["shop-a"]
+    snapshot = final_snapshot(shop, "cheapest-acme-mug")
+    snapshot["state"]["brands"] = []
+    result = verify(shop.rubric("cheapest-acme-mug"), snapshot, "Done.")
+    failed = [fact for fact, ok in verdicts(result).items() if not ok]
+    assert not result.success and result.reward == 0.0
+    assert failed == ["The brand filter is Acme Home"]
+    assert [g.success for g in result.groups] == [False, True]
+
+
+def test_extra_item_in_the_cart_fails_the_count(shipped):
+    shop = shipped["shop-a"]
+    snapshot = final_snapshot(shop, "cheapest-acme-mug")
+    snapshot["state"]["cart"].append({"id": "p12", "qty": 1})
+    result = verify(shop.rubric("cheapest-acme-mug"), snapshot, "Done.")
+    assert [fact for fact, ok in verdicts(result).items() if not ok] == ["The cart holds exactly 1 item(s)"]
+    rationale = result.groups[1].facts[1].rationale
+    assert '"p12"' in rationale and "length_eq 1" in rationale
+
+
+def test_wrong_answer_fails_the_answer_fact_and_a_right_one_passes(shipped):
+    shop = shipped["shop-a"]
+    snapshot = final_snapshot(shop, "best-lamp-price")
+    rubric = shop.rubric("best-lamp-price")
+    assert verify(rubric, snapshot, "It costs $45.00").success
+    wrong = verify(rubric, snapshot, "It costs $89.00")
+    assert not wrong.success and verdicts(wrong) == {"The answer gives 45": False}
+    assert not verify(rubric, snapshot, None).success
+
+
+def test_the_verifier_needs_neither_spec_nor_browser(mini):
+    # A state recorded by a rollout: JSON, judged from the rubric alone.
+    machine = mini.machine
+    state = machine.initial()
+    for action, params in [("search", {"q": "mug"}), ("open", {"item": "p2"}), ("set_qty", {"n": 2}), ("add", {}),
+                           ("go_cart", {}), ("checkout", {"who": "Alan"})]:
+        state = machine.apply(state, Step.of(action, params))
+    recorded = json.dumps(machine.snapshot(state))
+    rubric = json.loads(mini.rubric("buy-cheap-mug").model_dump_json())
+    result = verify(rubric, recorded, "Done.")
+    assert verdicts(result) == {"The cart includes Blue Mug (qty 2)": True, "The cart holds exactly 1 item(s)": True,
+                                "The order is placed": True, "The name on the order is “Ada”": False}
+
+
+def test_unusable_inputs_are_not_evaluable_and_never_a_success(mini):
+    rubric = mini.rubric("buy-cheap-mug")
+    nothing = verify(rubric, None, "Done.")
+    assert not nothing.success and all(f.success is None for g in nothing.groups for f in g.facts)
+    unchecked = copy.deepcopy(rubric)
+    unchecked.groups[0].checks = None
+    assert not verify(unchecked, final_snapshot(mini, "buy-cheap-mug"), "Done.").success
+    broken = copy.deepcopy(rubric)
+    broken.groups[1].checks = ['{"var": "nobody", "op": "eq", "value": 1}']
+    result = verify(broken, final_snapshot(mini, "buy-cheap-mug"), "Done.")
+    assert result.groups[1].facts[0].success is None and "unknown variable 'nobody'" in result.groups[1].facts[0].rationale

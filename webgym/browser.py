@@ -1,0 +1,42 @@
+"""Launching Chromium for the pipeline.
+
+`launch_browser` starts Playwright's Chromium (Debian's /usr/bin/chromium when Playwright has no
+build of its own) with the flags ENVIRONMENT.md found necessary, and host resolver rules that map
+the synthetic sites' host names to the site server (every port of a name goes to the server's
+port, so URLs carry none: http://shop-a.test/) and make every other name fail to resolve, so an
+agent cannot leave the sites it was given. The agent's tools live in webgym/env/actions.py.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+SYSTEM_CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
+                  "--disable-extensions", "--mute-audio"]
+VIEWPORT = {"width": 1280, "height": 720}
+
+
+def host_rules(site_hosts: dict[str, str] | None, allow: list[str] | None = None) -> str:
+    """Chromium --host-resolver-rules: each site host -> its 'ip:port' (every port of that name goes
+    there), the names in `allow` resolve normally, everything else fails to resolve."""
+    rules = [f"MAP {host} {target}" for host, target in sorted((site_hosts or {}).items())]
+    rules.append("MAP * ~NOTFOUND")
+    rules += [f"EXCLUDE {name}" for name in ["localhost", "127.0.0.1", *(allow or [])]]
+    return ", ".join(rules)
+
+
+def chromium_args(site_hosts: dict[str, str] | None = None, allow: list[str] | None = None) -> list[str]:
+    return [*CHROMIUM_FLAGS, f"--host-resolver-rules={host_rules(site_hosts, allow)}"]
+
+
+def launch_browser(playwright: Any, site_hosts: dict[str, str] | None = None, headless: bool = True,
+                   allow: list[str] | None = None) -> Any:
+    """Launch Chromium through a Playwright object (sync or async API: with the async one, await
+    the result). Uses Playwright's own Chromium when installed, else /usr/bin/chromium."""
+    own = playwright.chromium.executable_path
+    executable = None if own and os.path.exists(own) else SYSTEM_CHROMIUM
+    return playwright.chromium.launch(executable_path=executable, headless=headless,
+                                      args=chromium_args(site_hosts, allow))

@@ -1,0 +1,6 @@
+"""Synthetic verifiable websites: FSM specs served as real sites, with exact goals and oracle paths.
+
+See spec.py for the spec format, machine.py for the semantics, search.py for the BFS oracle,
+server.py for the site server, verify.py for the exact verifier and replay.py for the
+Playwright replay check.
+"""

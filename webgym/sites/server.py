@@ -1,0 +1,219 @@
+"""The site server: one process serving every site on 127.0.0.1, each under its own host name.
+
+Requests are dispatched by their Host header (shop-a.test, mail-b.test, ...); the browser maps those
+names to this server (webgym/browser.py). Each browser session (a cookie per site) has its own
+state, so concurrent episodes never see each other's carts. Routes, on every site:
+
+    GET  /<page path>          the session's current page (another path redirects to it)
+    POST /__webgym/act         {"action": ID, "params": {...}} -> {"ok", "url", "hash"} or
+                               {"ok": false, "message"}: the page's script sends every click here
+    GET  /__webgym/state       {"site", "page", "state", "hash", "steps"}: the session's state snapshot
+                               and its stable hash, what rollouts record and the verifier judges
+    POST /__webgym/reset       back to the start state
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+from webgym.sites.machine import Rejected, State, Step, snapshot_hash
+from webgym.sites.render import Renderer
+from webgym.sites.site import Site
+
+log = logging.getLogger(__name__)
+
+COOKIE = "wg_session"
+MAX_SESSIONS = 20_000
+MAX_BODY = 64 * 1024
+
+
+@dataclass
+class Session:
+    state: State
+    steps: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Sessions:
+    """States by (site, session id); the oldest are dropped past MAX_SESSIONS."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, str], Session] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, site: Site, sid: str) -> Session:
+        key = (site.name, sid)
+        with self._lock:
+            session = self._items.get(key)
+            if session is None:
+                session = self._items[key] = Session(site.machine.initial())
+                while len(self._items) > MAX_SESSIONS:
+                    self._items.popitem(last=False)
+            else:
+                self._items.move_to_end(key)
+            return session
+
+
+class SiteServer:
+    """Serves the given sites; use as a context manager or call start()/stop()."""
+
+    def __init__(self, sites: dict[str, Site] | list[Site], host: str = "127.0.0.1", port: int = 0) -> None:
+        listed = list(sites.values()) if isinstance(sites, dict) else list(sites)
+        self.sites: dict[str, Site] = {site.spec.hostname: site for site in listed}
+        self.renderers = {hostname: Renderer(site.machine) for hostname, site in self.sites.items()}
+        self.sessions = Sessions()
+        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def host(self) -> str:
+        return self.httpd.server_address[0]
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_address[1]
+
+    def host_map(self) -> dict[str, str]:
+        """Site host name -> 'ip:port', what the browser's host resolver rules need."""
+        return {hostname: f"{self.host}:{self.port}" for hostname in self.sites}
+
+    def start(self) -> SiteServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="site-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self.httpd.serve_forever()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self._thread:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> SiteServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("%s %s", self.headers.get("Host"), format % args)
+
+        def _site(self) -> Site | None:
+            host = (self.headers.get("Host") or "").split(":")[0].lower()
+            return server.sites.get(host)
+
+        def _sid(self) -> tuple[str, bool]:
+            cookie = SimpleCookie(self.headers.get("Cookie") or "")
+            if COOKIE in cookie and cookie[COOKIE].value:
+                return cookie[COOKIE].value, False
+            return uuid.uuid4().hex, True
+
+        def _send(self, status: int, body: bytes, content_type: str, sid: str | None = None,
+                  headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            if sid:
+                self.send_header("Set-Cookie", f"{COOKIE}={sid}; Path=/; HttpOnly; SameSite=Lax")
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _json(self, payload: dict[str, Any], status: int = 200, sid: str | None = None) -> None:
+            self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", sid)
+
+        def _unknown_host(self) -> None:
+            items = "".join(f"<li>{s.spec.title}: http://{h}/</li>" for h, s in sorted(server.sites.items()))
+            body = (f"<!doctype html><title>WebGym sites</title><h1>No site at this host name</h1>"
+                    f"<p>Sites served here (map their host names to this server):</p><ul>{items}</ul>").encode()
+            self._send(HTTPStatus.NOT_FOUND, body, "text/html; charset=utf-8")
+
+        def do_HEAD(self) -> None:
+            self.do_GET()
+
+        def do_GET(self) -> None:
+            site = self._site()
+            if site is None:
+                return self._unknown_host()
+            path = urlsplit(self.path).path
+            sid, new = self._sid()
+            session = server.sessions.get(site, sid)
+            if path == "/favicon.ico":
+                return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+            if path == "/__webgym/state":
+                with session.lock:
+                    return self._json(_snapshot(site, session), sid=sid if new else None)
+            with session.lock:
+                state = session.state
+            current = site.spec.pages[state.page].path
+            if path != current:
+                return self._send(HTTPStatus.FOUND, b"", "text/plain", sid if new else None, {"Location": current})
+            try:
+                html = server.renderers[site.spec.hostname].render(state)
+            except Exception:
+                log.exception("rendering %s page %s failed", site.name, state.page)
+                return self._send(HTTPStatus.INTERNAL_SERVER_ERROR, b"the page could not be rendered",
+                                  "text/plain", sid if new else None)
+            self._send(HTTPStatus.OK, html.encode(), "text/html; charset=utf-8", sid if new else None)
+
+        def do_POST(self) -> None:
+            site = self._site()
+            if site is None:
+                return self._unknown_host()
+            path = urlsplit(self.path).path
+            sid, new = self._sid()
+            session = server.sessions.get(site, sid)
+            if path == "/__webgym/reset":
+                with session.lock:
+                    session.state, session.steps = site.machine.initial(), 0
+                    return self._json(_snapshot(site, session), sid=sid if new else None)
+            if path != "/__webgym/act":
+                return self._json({"ok": False, "message": f"no such endpoint {path}"}, HTTPStatus.NOT_FOUND)
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                return self._json({"ok": False, "message": "request too large"}, HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
+            try:
+                request = json.loads(self.rfile.read(length) or b"{}")
+                step = Step.of(str(request["action"]), request.get("params") or {})
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return self._json({"ok": False, "message": 'send {"action": ID, "params": {...}}'},
+                                  HTTPStatus.BAD_REQUEST)
+            with session.lock:
+                try:
+                    session.state = site.machine.apply(session.state, step)
+                except Rejected as reason:
+                    return self._json({"ok": False, "message": f"That is not possible: {reason}"},
+                                      sid=sid if new else None)
+                session.steps += 1
+                snapshot = _snapshot(site, session)
+            self._json({"ok": True, "url": site.spec.pages[snapshot["page"]].path, "hash": snapshot["hash"]},
+                       sid=sid if new else None)
+
+    return Handler
+
+
+def _snapshot(site: Site, session: Session) -> dict[str, Any]:
+    snapshot = site.machine.snapshot(session.state)
+    return {**snapshot, "hash": snapshot_hash(snapshot), "steps": session.steps}

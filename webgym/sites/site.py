@@ -1,0 +1,167 @@
+"""A loaded site: spec + compiled machine, checked as a whole, with its goals' rubrics and oracle paths.
+
+Loading compiles every expression (unknown variables, parameters, pages, tables and views are
+errors at their exact location) and checks the pages: every block's actions exist and are
+offered on that page, and every action is triggered by some element on every page that offers
+it. `Site.validate` then runs the oracle for every goal: a goal with no path within its
+difficulty band's step limit (10/20/30 for easy/medium/hard) is rejected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from schemas.rubric import Rubric
+from schemas.tasks import difficulty_band
+from webgym.sites.expr import SpecError
+from webgym.sites.machine import Machine, Problems
+from webgym.sites.oracle import Plan, plan, rubric_checks
+from webgym.sites.search import SearchLimit
+from webgym.sites.spec import SPECS_DIR, SiteSpec, load_site, spec_files
+from webgym.sites.tasks import STEP_LIMITS, goal_rubric
+
+ROW_BLOCKS = ("list", "items")
+
+
+class Site:
+    """One site, ready to serve, search and verify."""
+
+    def __init__(self, spec: SiteSpec, max_states: int = 200_000) -> None:
+        self.spec = spec
+        self.machine = Machine(spec)
+        self.max_states = max_states
+        self._check_pages()
+        self._rubrics = {goal.id: self._rubric(i) for i, goal in enumerate(spec.goals)}
+        self._paths: dict[tuple[str, tuple[int, ...] | None], Plan | None] = {}
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def _rubric(self, index: int) -> Rubric:
+        goal = self.spec.goals[index]
+        if [g.id for g in self.spec.goals].count(goal.id) > 1:
+            raise SpecError(f"{self.spec.where()}: goals[{index}].id: duplicate goal id {goal.id!r}")
+        return goal_rubric(self.machine, goal, f"{self.spec.where()}: ")
+
+    def _check_pages(self) -> None:
+        spec, machine = self.spec, self.machine
+        problems = Problems(spec.where())
+        rendered: dict[str, set[str]] = {page: set() for page in spec.pages}
+        for i, action in enumerate(spec.nav):
+            if action not in spec.actions:
+                problems.add(f"nav[{i}]", f"unknown action {action!r}")
+                continue
+            for page in machine.actions[action].pages:
+                rendered[page].add(action)
+        for page_id, page in spec.pages.items():
+            for column in ("main", "side"):
+                for b, block in enumerate(getattr(page, column)):
+                    loc = f"pages.{page_id}.{column}[{b}]"
+                    self._check_block(page_id, block, loc, problems, rendered[page_id])
+        for action_id, action in machine.actions.items():
+            for page in sorted(action.pages):
+                if action_id not in rendered[page]:
+                    problems.add(f"actions.{action_id}",
+                                 f"no element triggers it on page {page!r} (list it in a block of that page "
+                                 f"or in nav, or remove the page from its pages)")
+        problems.raise_if_any()
+
+    def _check_block(self, page_id: str, block, loc: str, problems: Problems, rendered: set[str]) -> None:
+        spec, machine = self.spec, self.machine
+        needs = {"list": "view", "record": "table", "items": "var"}
+        if block.type in needs and getattr(block, needs[block.type]) is None:
+            problems.add(loc, f"a {block.type} block needs {needs[block.type]}")
+            return
+        if block.type in ("heading", "text", "notice") and not block.text:
+            problems.add(loc, f"a {block.type} block needs text")
+        if block.view is not None and block.view not in spec.views:
+            problems.add(f"{loc}.view", f"unknown view {block.view!r} (views: {', '.join(spec.views) or 'none'})")
+        if block.table is not None and block.table not in machine.tables:
+            problems.add(f"{loc}.table", f"unknown data table {block.table!r}")
+        if block.var is not None and (block.var not in machine.vars
+                                      or machine.vars[block.var].spec.type not in ("list", "set")):
+            problems.add(f"{loc}.var", f"{block.var!r} is not a list or set variable")
+        try:
+            machine.compiler.conditions(block.when, f"{spec.where()}: {loc}.when")
+            if block.id is not None:
+                machine.compiler.expr(block.id, f"{spec.where()}: {loc}.id")
+            for s, stat in enumerate(block.stats):
+                machine.compiler.expr(stat.get("value"), f"{spec.where()}: {loc}.stats[{s}].value")
+        except SpecError as error:
+            problems.items.append(str(error))
+        for a, action_id in enumerate(block.actions):
+            if action_id not in spec.actions:
+                problems.add(f"{loc}.actions[{a}]", f"unknown action {action_id!r}")
+                continue
+            action = machine.actions[action_id]
+            if page_id not in action.pages:
+                problems.add(f"{loc}.actions[{a}]", f"action {action_id!r} is not offered on page {page_id!r} "
+                                                    f"(its pages: {', '.join(sorted(action.pages))})")
+                continue
+            kind = spec.actions[action_id].element.kind
+            free = len(action.params) - (1 if block.type in ROW_BLOCKS else 0)
+            if block.type in ROW_BLOCKS and not action.params:
+                problems.add(f"{loc}.actions[{a}]", f"row action {action_id!r} needs a parameter for the row's id")
+            elif kind in ("link", "button", "select", "pagination", "checkbox", "text_input") and free > 1:
+                problems.add(f"{loc}.actions[{a}]", f"a {kind} can set one parameter, {action_id!r} has {free} "
+                                                    f"(use a form)")
+            elif kind == "text_input" and free != 1:
+                problems.add(f"{loc}.actions[{a}]", f"a text_input needs exactly one parameter to type into")
+            rendered.add(action_id)
+
+    # ---- goals -----------------------------------------------------------------------------
+
+    def rubric(self, goal_id: str) -> Rubric:
+        return self._rubrics[goal_id]
+
+    def band(self, goal_id: str) -> str:
+        return difficulty_band(self.rubric(goal_id).n_facts)
+
+    def oracle_path(self, goal_id: str, groups: tuple[int, ...] | None = None) -> Plan:
+        """Shortest path of a goal (or of a subset of its fact groups) from the start state."""
+        key = (goal_id, groups)
+        if key not in self._paths:
+            limit = STEP_LIMITS[difficulty_band(sum(
+                len(g.facts) for i, g in enumerate(self.rubric(goal_id).groups) if groups is None or i in groups))]
+            self._paths[key] = plan(self.machine, self.machine.initial(),
+                                    rubric_checks(self.rubric(goal_id), groups), max_depth=limit,
+                                    max_states=self.max_states)
+        found = self._paths[key]
+        if found is None:
+            raise SpecError(f"{self.spec.where()}: goals[{goal_id}]: no path within "
+                            f"{STEP_LIMITS[self.band(goal_id)] if groups is None else 'its'} steps")
+        return found
+
+    def validate(self) -> dict[str, Plan]:
+        """Oracle paths of all goals; a goal that does not fit its band's step limit is an error."""
+        problems = Problems(self.spec.where())
+        paths: dict[str, Plan] = {}
+        for i, goal in enumerate(self.spec.goals):
+            band = self.band(goal.id)
+            try:
+                paths[goal.id] = self.oracle_path(goal.id)
+            except SpecError:
+                problems.add(f"goals[{i}] ({goal.id})", f"unreachable: no path within the {band} band's "
+                                                        f"{STEP_LIMITS[band]} steps ({self.rubric(goal.id).n_facts} facts)")
+            except SearchLimit as error:
+                problems.add(f"goals[{i}] ({goal.id})", str(error))
+        problems.raise_if_any()
+        return paths
+
+
+def load_sites(directory: str | Path = SPECS_DIR, names: list[str] | None = None,
+               max_states: int = 200_000) -> dict[str, Site]:
+    """Every site in a directory of specs (or the named ones), by name."""
+    sites: dict[str, Site] = {}
+    for path in spec_files(directory):
+        spec = load_site(path)
+        if spec.name in sites:
+            raise SpecError(f"{path}: name: site {spec.name!r} is already defined by {sites[spec.name].spec.source}")
+        sites[spec.name] = Site(spec, max_states)
+    if names:
+        unknown = sorted(set(names) - set(sites))
+        if unknown:
+            raise SpecError(f"unknown site(s) {', '.join(unknown)}; sites are {', '.join(sorted(sites))}")
+        return {name: sites[name] for name in names}
+    return sites

@@ -1,0 +1,72 @@
+"""The exact verifier: judges an episode on a synthetic site from its recorded final state.
+
+Success is read from the state snapshot the site server returned at the end of the episode (the
+`final_state` of a trajectory) and, for question goals, from the agent's answer; never from
+pixels. Every fact's check (a JSON condition in the rubric, see tasks.py) is evaluated on its own,
+so the verdicts say which fact failed: a wrong answer, a missing filter, an extra item in the cart.
+It needs neither the browser, nor the server, nor the spec.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from schemas.judgments import FactVerdict, GroupVerdict
+from schemas.rubric import Rubric
+from webgym.sites.expr import LEFT_KEYS, Compiler, Env, SpecError, freeze, thaw
+
+
+@dataclass
+class Verdict:
+    """The verifier's judgment, with per-group and per-fact verdicts shaped like the judge's."""
+
+    success: bool
+    reward: float
+    groups: list[GroupVerdict]
+    rationale: str
+
+
+def _environment(snapshot: dict[str, Any], answer: str | None) -> tuple[Compiler, Env]:
+    names = sorted(snapshot.get("state") or {})
+    values = tuple(freeze(snapshot["state"][name]) for name in names)
+    return (Compiler({name: i for i, name in enumerate(names)}, allow_answer=True),
+            Env(values, snapshot.get("page"), answer=answer))
+
+
+def _fact(compiler: Compiler, env: Env, fact: str, check: str) -> FactVerdict:
+    try:
+        condition = json.loads(check)
+        condition.pop("evidence", None)
+        test = compiler.condition(condition, "check")
+        side = next(k for k in LEFT_KEYS if k in condition)
+        left = compiler.expr(condition["expr"] if side == "expr" else {side: condition[side]}, "check")
+    except (json.JSONDecodeError, SpecError, StopIteration) as error:
+        return FactVerdict(fact=fact, success=None, rationale=f"not evaluable: {error}")
+    held = bool(test.fn(env))
+    name = condition[side] if side in ("var", "param") else side
+    expected = condition["op"] + (f" {json.dumps(condition['value'], ensure_ascii=False)}" if "value" in condition else "")
+    seen = json.dumps(thaw(left.fn(env)), ensure_ascii=False)
+    return FactVerdict(fact=fact, success=held, rationale=f"{name} is {seen}; expected {expected}")
+
+
+def verify(rubric: Rubric | dict[str, Any], final_state: dict[str, Any] | str | None,
+           answer: str | None = None) -> Verdict:
+    """Judge a final state (snapshot dict or its JSON) and answer against a rubric with checks."""
+    rubric = Rubric.model_validate(rubric)
+    snapshot = json.loads(final_state) if isinstance(final_state, str) else final_state
+    groups: list[GroupVerdict] = []
+    for group in rubric.groups:
+        if snapshot is None or not group.checks or len(group.checks) != len(group.facts):
+            reason = "no final state was recorded" if snapshot is None else "the rubric has no exact checks"
+            facts = [FactVerdict(fact=f, success=None, rationale=f"not evaluable: {reason}") for f in group.facts]
+        else:
+            compiler, env = _environment(snapshot, answer)
+            facts = [_fact(compiler, env, fact, check) for fact, check in zip(group.facts, group.checks)]
+        groups.append(GroupVerdict(description=group.description, success=all(f.success is True for f in facts),
+                                   facts=facts))
+    failed = [f.fact for g in groups for f in g.facts if f.success is not True]
+    success = not failed and bool(groups)
+    rationale = "every fact holds" if success else "failed: " + "; ".join(failed)
+    return Verdict(success=success, reward=1.0 if success else 0.0, groups=groups, rationale=rationale)
