@@ -60,6 +60,20 @@ def test_load_names_what_is_wrong(tmp_path, tiny_checkpoint):
         load_vlm(other)
 
 
+def test_chat_template_from_the_legacy_processor_file(tmp_path, tiny_checkpoint):
+    copy = tmp_path / "legacy"
+    copy.mkdir()
+    for source in tiny_checkpoint.iterdir():
+        (copy / source.name).write_bytes(source.read_bytes())
+    template = (copy / "chat_template.jinja").read_text()
+    (copy / "chat_template.jinja").unlink()
+    (copy / "chat_template.json").write_text(json.dumps({"chat_template": template}))
+    assert load_vlm(copy).tokenizer.chat_template == template
+    (copy / "chat_template.json").unlink()
+    with pytest.raises(CheckpointError, match="has no chat template"):
+        load_vlm(copy)
+
+
 def test_save_is_atomic_and_never_overwrites(tmp_path, tiny, monkeypatch):
     with pytest.raises(CheckpointError, match="already exists"):
         save_vlm(tiny, tmp_path)

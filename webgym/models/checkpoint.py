@@ -25,6 +25,7 @@ from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
 
 REQUIRED_FILES = ("config.json", "preprocessor_config.json", "tokenizer_config.json")
 VIDEO_CONFIG = "video_preprocessor_config.json"
+LEGACY_TEMPLATE = "chat_template.json"
 
 
 class CheckpointError(ValueError):
@@ -123,8 +124,12 @@ def load_vlm(path: str | Path, device: str = "auto", dtype: str = "auto") -> VLM
     family_of(model_type, f"checkpoint {path}")
     where = resolve_device(device)
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    if tokenizer.chat_template is None and (path / LEGACY_TEMPLATE).is_file():
+        # Hub checkpoints saved by older transformers keep the template in the processor's file only.
+        tokenizer.chat_template = json.loads((path / LEGACY_TEMPLATE).read_text(encoding="utf-8"))["chat_template"]
     if tokenizer.chat_template is None:
-        raise CheckpointError(f"checkpoint {path} has no chat template (chat_template.jinja or in tokenizer_config.json)")
+        raise CheckpointError(f"checkpoint {path} has no chat template (chat_template.jinja, "
+                              "chat_template.json or in tokenizer_config.json)")
     image_processor = AutoImageProcessor.from_pretrained(path, local_files_only=True)
     model = AutoModelForImageTextToText.from_pretrained(path, local_files_only=True, dtype=resolve_dtype(dtype, where))
     model.to(where).eval()
