@@ -6,7 +6,9 @@ import asyncio
 
 import pytest
 
+from tests.fixture_site import site  # noqa: F401 (fixture)
 from tests.models.conftest import policy_input
+from tests.rollout.test_collect import _collect, _tasks
 from webgym.models.checkpoint import CheckpointError
 from webgym.policies.base import PolicyError
 from webgym.policies.chat import SamplingConfig
@@ -59,3 +61,13 @@ def test_unusable_screenshot_is_a_policy_error(policy):
 def test_missing_checkpoint_fails_at_construction(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         LocalPolicy(LocalPolicyConfig(checkpoint=str(tmp_path / "none")), ContextConfig(), SamplingConfig())
+
+
+def test_the_tiny_checkpoint_runs_an_episode_in_chromium(lake, site, policy):  # noqa: F811 (fixture)
+    summary = _collect(lake, site, policy, _tasks(site, 1), max_parse_errors=2)
+    assert summary.episodes == 1 and summary.terminations == {"parse_error": 1}  # random weights: garbage
+    trajectory = lake.read_table("trajectories").iloc[0]
+    assert (trajectory["policy"], trajectory["policy_version"]) == ("local", policy.version)
+    assert trajectory["prompt_version"] == "agent_memory@1"
+    steps = lake.read_table("steps")
+    assert len(steps) == 2 and steps["response"].notna().all() and (steps["logprob"] < 0).all()

@@ -42,6 +42,7 @@ class LocalPolicy:
     """Policy backend over a local checkpoint (name `local`, version = the checkpoint's path)."""
 
     name = "local"
+    privileged = False
 
     def __init__(self, config: LocalPolicyConfig, context: ContextConfig, sampling: SamplingConfig) -> None:
         self.config, self.context, self.sampling = config, context, sampling
