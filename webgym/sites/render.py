@@ -178,8 +178,9 @@ class Renderer:
         action = machine.actions[action_id]
         element = spec.element
         free = [p for p in action.params if p.name not in bound]
-        base = {"action": action_id, "kind": element.kind, "style": element.style or "",
-                "label": label or self.fill(element.label, state, row) or spec.description or action_id,
+        title = self.fill(element.label, state, row)
+        base = {"action": action_id, "kind": element.kind, "style": element.style or "", "title": title,
+                "label": label or title or spec.description or action_id.replace("_", " "),
                 "href": self.spec.pages[action.to or state.page].path, "submit": element.submit}
         if element.kind in ("form", "text_input"):
             fields = []
@@ -245,7 +246,7 @@ class Renderer:
                                "rows": [], "summary": "", "columns": [], "record": None, "elements": [], "stats": []}
         if block.type == "list":
             result = machine.view(state, block.view)
-            out["title"] = self.fill(block.title, state) if block.layout == "table" else ""
+            out["title"] = ""  # a list's title is the template of its rows' titles
             out["rows"] = [self._row(state, block, row, row["id"]) for row in result.rows]
             out["summary"] = (f"{result.total} result{'s' if result.total != 1 else ''}"
                               + (f" · page {result.page} of {result.pages}" if result.pages > 1 else ""))
@@ -269,7 +270,9 @@ class Renderer:
             out["rows"] = rows
             out["columns"] = [f["label"] for f in rows[0]["fields"]] if rows else []
         elif block.type == "controls":
-            out["elements"] = [self.element(state, a, {}) for a in block.actions]
+            # An element named like its block (a "Brand" filter under "Brand") does not repeat the name.
+            out["elements"] = [{**e, "show_label": e["label"].casefold() != out["title"].casefold()}
+                               for e in (self.element(state, a, {}) for a in block.actions)]
         elif block.type == "stats":
             values = self._once(block, "stats", lambda: [machine.compiler.expr(s.get("value"), "stat") for s in block.stats])
             out["stats"] = [{"label": s.get("label", ""), "value": format_value(thaw(v.fn(env)), s.get("format", "text"))}
