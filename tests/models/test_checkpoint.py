@@ -25,6 +25,7 @@ def test_tiny_checkpoint_has_the_serving_layout_and_reloads_the_same_weights(tin
     assert image["processor_class"] == video["processor_class"] == "Qwen3VLProcessor"
     assert video["video_processor_type"] == "Qwen3VLVideoProcessor" and video["patch_size"] == image["patch_size"] == 16
     assert type(tiny.model).__name__ == "Qwen3VLForConditionalGeneration"
+    assert json.loads((tiny_checkpoint / "tokenizer_config.json").read_text())["tokenizer_class"] == "Qwen2Tokenizer"
     assert tiny.tokenizer.eos_token == "<|im_end|>" and "<|image_pad|>" in tiny.tokenizer.chat_template
     built = tiny_vlm(seed=0).model.state_dict()
     loaded = tiny.model.state_dict()

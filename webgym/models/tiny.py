@@ -1,18 +1,20 @@
 """Tiny randomly initialised Qwen-VL models of the real classes, built in code (no download).
 
 Tests and benchmarks use them where a GPU machine would load a real checkpoint: the model class,
-the tokenizer's special tokens, the chat template, the image processor and the checkpoint layout
-are the real ones; only the sizes are small and the weights random. The tokenizer is a byte-level
-BPE trained here on the agent's tool documentation, with Qwen's special and added tokens.
+the tokenizer's class and special tokens, the chat template, the image processor and the
+checkpoint layout are the real ones; only the sizes are small and the weights random. The
+tokenizer's byte-level BPE is trained here on the agent's tool documentation.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import AutoConfig, AutoModelForImageTextToText, GenerationConfig, PreTrainedTokenizerFast
+from tokenizers import AddedToken, Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
+from transformers import AutoConfig, AutoModelForImageTextToText, GenerationConfig, Qwen2Tokenizer
+from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
 from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
 from webgym.env.actions import tool_docs
@@ -50,21 +52,31 @@ _RESPONSES = [
 ]
 
 
-def tiny_tokenizer(vocab_size: int = 512) -> PreTrainedTokenizerFast:
-    """A byte-level BPE with Qwen's special tokens and ChatML template (same result every call)."""
+def tiny_tokenizer(vocab_size: int = 512) -> Qwen2Tokenizer:
+    """Qwen's tokenizer class over a small byte-level BPE trained here (same result every call).
+
+    Same pre-tokenizer, special and added tokens, end-of-turn token and class name (Qwen2Tokenizer
+    in tokenizer_config.json) as the real Qwen-VL tokenizers, with a 512-token vocabulary.
+    """
     bpe = Tokenizer(models.BPE())
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
+    bpe.normalizer = normalizers.NFC()
+    bpe.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     bpe.train_from_iterator([tool_docs(), *_RESPONSES], trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    trained = json.loads(bpe.to_str())["model"]
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in trained["merges"]]
+    tokenizer = Qwen2Tokenizer(vocab=trained["vocab"], merges=merges, eos_token="<|im_end|>",
+                               pad_token="<|endoftext|>")
+    tokenizer.add_tokens([AddedToken(token, special=True) for token in SPECIAL_TOKENS])
     tokenizer.add_tokens(ADDED_TOKENS)
     tokenizer.chat_template = CHAT_TEMPLATE
     return tokenizer
 
 
-def _tiny_config(family: str, tokenizer: PreTrainedTokenizerFast):
+def _tiny_config(family: str, tokenizer: Qwen2Tokenizer):
     token = tokenizer.convert_tokens_to_ids
     text = dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                 num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
