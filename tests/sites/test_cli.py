@@ -64,3 +64,10 @@ def test_verify_replays_the_sites_of_the_profile(profile):
     result = runner.invoke(app, ["--config", str(profile), "sites", "verify"])
     assert result.exit_code == 0, result.output
     assert "2/2 oracle paths confirmed in Chromium on 1 site(s)" in result.output
+
+
+def test_export_rephrase_without_an_llm_endpoint_names_the_setting(profile, tmp_path):
+    result = runner.invoke(app, ["--config", str(profile), "--data-dir", str(tmp_path / "data"), "sites",
+                                 "export-tasks", str(tmp_path / "goals.jsonl"), "--rephrase"])
+    assert result.exit_code == 1 and "site-tasks" in result.output and "llm.default" in result.output
+    assert not (tmp_path / "goals.jsonl").exists()

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from stages.decompose import decomposition_plan
 from stages.ingest import seed_tasks_from_files
 from webgym.sites.oracle import rubric_checks
 from webgym.sites.site import load_sites
-from webgym.sites.tasks import export_tasks
+from webgym.config import EndpointConfig, LLMConfig
+from webgym.llm.client import LLM, NoEndpointError
+from webgym.llm.scripted_server import Reply, ScriptedServer
+from webgym.sites.tasks import export_tasks, llm_rephraser
 from tests.sites.conftest import mini_spec, write
 
 
@@ -56,3 +61,27 @@ def test_every_decomposed_goal_has_its_own_oracle_path(shipped):
         final = site.machine.env(found.states[-1])
         for check in rubric_checks(rubric, subset.groups):
             assert site.machine.compiler.condition(check, "check").fn(final), (subset.groups, check)
+
+
+def test_export_can_have_an_llm_reword_the_task_texts(tmp_path, lake):
+    (tmp_path / "specs").mkdir()
+    write(tmp_path / "specs", "mini.yaml", mini_spec())
+    sites = list(load_sites(tmp_path / "specs").values())
+    with ScriptedServer() as server:
+        server.add(Reply(text="Could you get Ada two of whichever mug is cheaper?"), contains="buy two of the cheaper")
+        server.add(Reply.http_error(500), contains="Green Kettle")  # a failed call keeps the template text
+        config = LLMConfig(default=[EndpointConfig(base_url=server.base_url, model="scripted", timeout_s=2.0)],
+                           cache_dir=str(tmp_path / "cache"), max_attempts=1, backoff_s=0.01)
+        with LLM(config, lake, run_id="test") as llm:
+            export_tasks(sites, tmp_path / "out.jsonl", llm_rephraser(llm))
+        prompt = server.requests[0].body["messages"][-1]["content"]
+    first, second = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert first["text"] == "Could you get Ada two of whichever mug is cheaper?"
+    assert first["template_text"] == "On Mini Mart, buy two of the cheaper mug as Ada."
+    assert "- The cart includes Blue Mug (qty 2)" in prompt and "Mini Mart (mini.test)" in prompt
+    assert second["text"] == second["template_text"] == "What does the Green Kettle cost on Mini Mart?"
+
+
+def test_rephrasing_needs_an_endpoint(lake, tmp_path):
+    with LLM(LLMConfig(cache_dir=str(tmp_path / "cache")), lake) as llm, pytest.raises(NoEndpointError, match="site-tasks"):
+        llm_rephraser(llm)

@@ -115,6 +115,8 @@ def test_bad_samples_are_reported_and_the_rest_train(tiny_checkpoint, tmp_path, 
     with pytest.raises(TrainError, match="none of the 1 training samples is usable"):
         train([junk], tiny_checkpoint, tmp_path / "none", config)
     assert not (tmp_path / "none").exists()
+    with pytest.raises(TrainError, match="ckpt already exists; train into a new one"):
+        train(_samples(), tiny_checkpoint, tmp_path / "ckpt", config)  # refused before any training
 
 
 def test_bf16_checkpointing_and_a_frozen_vision_tower(tiny_checkpoint, tmp_path):

@@ -118,11 +118,24 @@ def export(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="JSONL file to write (format: webgym/sites/tasks.py).")],
     sites: Annotated[list[str] | None, typer.Option("--site", help="Only these sites (repeatable).")] = None,
+    rephrase: Annotated[bool, typer.Option(
+        help="Have the LLM (llm.endpoints.site-tasks, else llm.default) reword each task text.")] = False,
 ) -> None:
     """Write every goal as one JSON line: the file the `synthetic` ingest adapter reads."""
+    from webgym.config import ConfigError
+    from webgym.lake import Lake
+    from webgym.sites.tasks import llm_rephraser
+
+    loaded = list(_sites(ctx, sites).values())
     try:
-        count = export_tasks(list(_sites(ctx, sites).values()), path)
-    except (SpecError, SearchLimit) as error:
+        if rephrase:
+            from webgym.llm.client import LLM
+
+            with LLM(ctx.obj["config"].llm, Lake(ctx.obj["config"].data_root()), run_id="sites-export") as llm:
+                count = export_tasks(loaded, path, llm_rephraser(llm))
+        else:
+            count = export_tasks(loaded, path)
+    except (SpecError, SearchLimit, ConfigError) as error:
         err_console.print(f"[red]{error}[/red]")
         raise typer.Exit(1) from None
     console.print(f"wrote {count} task(s) to {path}")

@@ -14,7 +14,8 @@ subset of groups is again a goal predicate, which is what WebGym's decomposition
     hostname        host name of the site, e.g. "shop-a.test" (the browser maps it to the server)
     goal_id         id of the goal, unique within the site
     source_id       "<site>/<goal_id>", unique over all sites
-    text            the task instruction
+    text            the task instruction (an LLM's rephrasing with --rephrase)
+    template_text   the instruction as the spec writes it
     start_url       where the episode starts, e.g. "http://shop-a.test/"
     rubric          {"groups": [{"description", "facts": [str], "checks": [JSON str]}]}
     difficulty      number of facts; band: easy (1-3 facts), medium (4-6), hard (7+)
@@ -28,6 +29,8 @@ subset of groups is again a goal predicate, which is what WebGym's decomposition
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +39,15 @@ from schemas.tasks import difficulty_band
 from webgym.sites.expr import Compiler, Record, SpecError
 
 if TYPE_CHECKING:
+    from webgym.llm.client import LLM
     from webgym.sites.machine import Machine
     from webgym.sites.site import Site
     from webgym.sites.spec import GoalSpec
+
+log = logging.getLogger(__name__)
+
+Rephrase = Callable[["Site", "GoalSpec", str], str]
+"""(site, goal, template text) -> the text the task is given with."""
 
 STEP_LIMITS: dict[str, int] = {"easy": 10, "medium": 20, "hard": 30}
 """WebGym's horizon per difficulty band: a goal's shortest path must fit its band's limit."""
@@ -167,24 +176,26 @@ def start_url(site: Site) -> str:
     return f"http://{site.spec.hostname}/"
 
 
-def task_record(site: Site, goal: GoalSpec) -> dict[str, Any]:
+def task_record(site: Site, goal: GoalSpec, rephrase: Rephrase | None = None) -> dict[str, Any]:
     rubric = site.rubric(goal.id)
     band = difficulty_band(rubric.n_facts)
+    template = task_text(site, goal)
     return {
         "site": site.spec.name, "hostname": site.spec.hostname, "goal_id": goal.id,
-        "source_id": f"{site.spec.name}/{goal.id}", "text": task_text(site, goal), "start_url": start_url(site),
-        "rubric": rubric.model_dump(), "difficulty": rubric.n_facts, "band": band, "step_limit": STEP_LIMITS[band],
+        "source_id": f"{site.spec.name}/{goal.id}", "text": rephrase(site, goal, template) if rephrase else template,
+        "template_text": template, "start_url": start_url(site), "rubric": rubric.model_dump(),
+        "difficulty": rubric.n_facts, "band": band, "step_limit": STEP_LIMITS[band],
         "oracle_length": site.oracle_path(goal.id).length, "reference_answer": reference_answer(rubric),
         "domain": site.spec.domain, "subdomain": site.spec.subdomain, "title": site.spec.title,
         "graph": site.spec.graph,
     }
 
 
-def export_tasks(sites: list[Site], path: str | Path) -> int:
+def export_tasks(sites: list[Site], path: str | Path, rephrase: Rephrase | None = None) -> int:
     """Write every goal of every site as one JSON line; return the number of lines."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = [task_record(site, goal) for site in sites for goal in site.spec.goals]
+    records = [task_record(site, goal, rephrase) for site in sites for goal in site.spec.goals]
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
         for record in records:
@@ -192,3 +203,23 @@ def export_tasks(sites: list[Site], path: str | Path) -> int:
     tmp.replace(path)
     return len(records)
 
+
+def llm_rephraser(llm: LLM) -> Rephrase:
+    """Rephrasing by the LLM's `site-tasks` endpoints (prompt site_task_rephrase); a failed call or an
+    empty answer keeps the template text, with a warning."""
+    from webgym.llm.client import LLMCallError
+    from webgym.llm.prompts import load_prompt
+
+    prompt = load_prompt("site_task_rephrase")
+    llm.require("site-tasks")
+
+    def rephrase(site: Site, goal: GoalSpec, text: str) -> str:
+        facts = "\n".join(f"- {fact}" for group in site.rubric(goal.id).groups for fact in group.facts)
+        messages = prompt.render(site=f"{site.spec.title} ({site.spec.hostname})", task=text, facts=facts)
+        try:
+            answer = (llm.chat_sync("site-tasks", messages, prompt=prompt).text or "").strip()
+        except LLMCallError as error:
+            log.warning("%s/%s: kept the template text, rephrasing failed: %s", site.name, goal.id, error)
+            return text
+        return answer or text
+    return rephrase

@@ -121,6 +121,8 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     objective = OBJECTIVES[config.objective]
     ranks = int(os.environ.get("WORLD_SIZE", "1")) if config.zero_stage else 1
     rank = int(os.environ.get("RANK", "0")) if config.zero_stage else 0
+    if Path(output_dir).exists():
+        raise TrainError(f"checkpoint directory {output_dir} already exists; train into a new one")
     started = time.perf_counter()
 
     # seed
