@@ -72,6 +72,8 @@ class PolicyInput:
     horizon: int
     privileged: Privileged | None = None
     """Filled only for policies whose `privileged` is True."""
+    episode_id: str = ""
+    """The trajectory id, for policies that keep per-episode state."""
 
 
 @dataclass(frozen=True)

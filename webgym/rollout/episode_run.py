@@ -46,7 +46,8 @@ def trajectory_id_for(run_key: str, task_id: str, sample: int) -> str:
 
 
 def state_hash(state: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """The state's own hash when the site reports one, else a hash of its JSON."""
+    return state.get("hash") or hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -156,7 +157,7 @@ class EpisodeRun:
         """Ask the policy (policy queue)."""
         privileged = Privileged(self.episode.browsing.page, self._state) if self.policy.privileged else None
         observed = PolicyInput(self.spec.task, self._observation, list(self.history), len(self.steps),
-                               self.spec.horizon, privileged)
+                               self.spec.horizon, privileged, self.spec.trajectory_id)
         try:
             async with self.ops.use("policy") as timer:
                 self._output = await self.policy.act(observed)

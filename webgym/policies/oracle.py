@@ -1,0 +1,54 @@
+"""The oracle as a rollout policy: it reads the session state, follows a shortest FSM path from
+there (webgym/sites/oracle.py) and clicks the real elements; epsilon-noisy when asked, so
+pipelines get a controlled mix of successes and failures."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import OrderedDict
+
+from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
+from webgym.sites.oracle import NoElement, OraclePolicy, to_browser_actions
+from webgym.sites.site import Site
+
+MAX_EPISODES = 4096
+"""Plans kept for episodes in flight (older ones are dropped)."""
+
+
+class SiteOracle:
+    """Implements the Policy protocol on the synthetic sites (privileged: it sees page and state)."""
+
+    name = "oracle"
+    prompt_version = None
+    privileged = True
+
+    def __init__(self, sites: dict[str, Site], epsilon: float = 0.0, seed: int = 0) -> None:
+        self.sites = {site.spec.hostname: site for site in sites.values()}
+        self.epsilon, self.seed = epsilon, seed
+        self.version = f"oracle-eps{epsilon:g}"
+        self._planners: OrderedDict[str, OraclePolicy] = OrderedDict()
+
+    def _planner(self, observed: PolicyInput, site: Site) -> OraclePolicy:
+        planner = self._planners.get(observed.episode_id)
+        if planner is None:
+            seed = zlib.crc32(f"{self.seed}|{observed.episode_id}".encode())
+            planner = OraclePolicy(site.machine, observed.task.rubric, horizon=observed.horizon,
+                                   epsilon=self.epsilon, seed=seed)
+            self._planners[observed.episode_id] = planner
+            while len(self._planners) > MAX_EPISODES:
+                self._planners.popitem(last=False)
+        return planner
+
+    async def act(self, observed: PolicyInput) -> PolicyOutput:
+        site = self.sites.get(observed.task.website or "")
+        view = observed.privileged
+        if site is None or view is None or view.site_state is None or not observed.task.rubric:
+            raise PolicyError(f"the oracle needs a synthetic-site task with a rubric and its session state "
+                              f"(task {observed.task.task_id} on {observed.task.website})")
+        step = self._planner(observed, site).next_step(view.site_state)
+        try:
+            actions = await to_browser_actions(view.page, step)
+        except NoElement as error:
+            raise PolicyError(f"oracle: the page has no element for {step.action}: {error}") from None
+        return PolicyOutput(actions, response=f"oracle: {step.action} {json.dumps(step.args, sort_keys=True)}")
