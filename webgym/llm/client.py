@@ -36,7 +36,7 @@ from webgym.config import ConfigError, EndpointConfig, LLMConfig
 from webgym.lake import Lake
 from webgym.llm.cache import ResponseCache, request_key
 from webgym.llm.images import image_part
-from webgym.llm.ledger import Ledger
+from webgym.llm.ledger import Ledger, LedgerTotals
 from webgym.llm.limits import TokenBucket
 from webgym.llm.prompts import Prompt
 from webgym.llm.secrets import redact, register_secret
@@ -279,17 +279,20 @@ class LLM:
 
     # -- calls -----------------------------------------------------------------------------
     async def chat(self, purpose: str, messages: list[dict[str, Any]], *, prompt: Prompt | None = None,
-                   cache: bool = True, timeout_s: float | None = None, **params: Any) -> ChatResult:
+                   cache: bool = True, timeout_s: float | None = None, meter: LedgerTotals | None = None,
+                   **params: Any) -> ChatResult:
         """One chat completion. `params` go to the endpoint (temperature, max_tokens, tools,
-        logprobs, ...) and into the cache key; `cache=False` opts out (e.g. sampled policy calls)."""
-        return await self._on_loop(self._call(purpose, messages, prompt, cache, timeout_s, params, None))
+        logprobs, ...) and into the cache key; `cache=False` opts out (e.g. sampled policy calls).
+        `meter` also counts this call's attempts and cost (e.g. what one judgment spent)."""
+        return await self._on_loop(self._call(purpose, messages, prompt, cache, timeout_s, params, None, meter))
 
     async def structured(self, purpose: str, messages: list[dict[str, Any]], schema: type[T], *,
                          prompt: Prompt | None = None, cache: bool = True, timeout_s: float | None = None,
-                         **params: Any) -> T | StructuredFailure:
+                         meter: LedgerTotals | None = None, **params: Any) -> T | StructuredFailure:
         """An answer validated against `schema`, asked again with the error fed back on an invalid one,
-        up to llm.structured_attempts times; then a StructuredFailure."""
-        return await self._on_loop(self._structured(purpose, messages, schema, prompt, cache, timeout_s, params))
+        up to llm.structured_attempts times; then a StructuredFailure. `meter` as in `chat`."""
+        return await self._on_loop(self._structured(purpose, messages, schema, prompt, cache, timeout_s, params,
+                                                    meter))
 
     def chat_sync(self, purpose: str, messages: list[dict[str, Any]], **kwargs: Any) -> ChatResult:
         """`chat` for plain (non-async) code."""
@@ -308,7 +311,7 @@ class LLM:
 
     async def _structured(self, purpose: str, messages: list[dict[str, Any]], schema: type[T],
                           prompt: Prompt | None, cache: bool, timeout_s: float | None,
-                          params: dict[str, Any]) -> T | StructuredFailure:
+                          params: dict[str, Any], meter: LedgerTotals | None) -> T | StructuredFailure:
         mode = self.pool(purpose).structured
         conversation = with_schema_instruction(messages, schema, mode)
         fmt = response_format(schema, mode)
@@ -317,7 +320,7 @@ class LLM:
         answer: str | None = None
         for _ in range(self.config.structured_attempts):
             result = await self._call(purpose, conversation, prompt, cache, timeout_s, params,
-                                      lambda r: parse_answer(r.text, schema))
+                                      lambda r: parse_answer(r.text, schema), meter)
             if result.invalid is None:
                 return result.parsed
             errors.append(result.invalid)
@@ -329,14 +332,14 @@ class LLM:
 
     async def _call(self, purpose: str, messages: list[dict[str, Any]], prompt: Prompt | None, use_cache: bool,
                     timeout_s: float | None, params: dict[str, Any],
-                    check: Callable[[ChatResult], Any] | None) -> ChatResult:
+                    check: Callable[[ChatResult], Any] | None, meter: LedgerTotals | None) -> ChatResult:
         pool = self.pool(purpose)
         prompt_id = (prompt.name, prompt.version) if prompt else None
         keys = {(e.config.family, e.config.model): request_key(e.config.family, e.config.model, messages,
                                                                params, prompt_id) for e in pool.endpoints}
         use_cache = use_cache and self.config.cache
         if use_cache:
-            hit = self._cached(pool, keys, check, purpose, prompt)
+            hit = self._cached(pool, keys, check, purpose, prompt, meter)
             if hit is not None:
                 return hit
         attempt = 0
@@ -352,7 +355,7 @@ class LLM:
             except (openai.APIError, MalformedResponse) as error:
                 message = redact(f"{type(error).__name__}: {error}")
                 self._record(call_id, key, endpoint, purpose, prompt, called_at, time.monotonic() - started,
-                             attempt, error=message)
+                             attempt, error=message, meter=meter)
                 if not _retryable(error):
                     raise LLMCallError(f"{purpose} call to {endpoint.url} ({endpoint.config.model}) failed: "
                                        f"{message}") from None
@@ -370,10 +373,11 @@ class LLM:
             result.cost_usd = self._cost(endpoint.config.model, result)
             if use_cache:
                 self.cache.put(key, purpose, endpoint.config.model, data)
-            return self._finish(result, check, purpose, prompt, key, endpoint, called_at, attempt)
+            return self._finish(result, check, purpose, prompt, key, endpoint, called_at, attempt, meter)
 
     def _cached(self, pool: EndpointPool, keys: dict[tuple[str, str], str],
-                check: Callable[[ChatResult], Any] | None, purpose: str, prompt: Prompt | None) -> ChatResult | None:
+                check: Callable[[ChatResult], Any] | None, purpose: str, prompt: Prompt | None,
+                meter: LedgerTotals | None) -> ChatResult | None:
         """The cached answer for any (family, model) of the pool, recorded as a hit; None on a miss."""
         first: dict[str, Endpoint] = {}
         for endpoint in pool.endpoints:
@@ -384,31 +388,35 @@ class LLM:
             if hit is not None:
                 result = _result(hit, cached=True, endpoint=endpoint.url, call_id=uuid.uuid4().hex,
                                  latency_s=time.monotonic() - started, cost_usd=0.0)
-                return self._finish(result, check, purpose, prompt, key, endpoint, called_at, attempt=1)
+                return self._finish(result, check, purpose, prompt, key, endpoint, called_at, 1, meter)
         return None
 
     def _finish(self, result: ChatResult, check: Callable[[ChatResult], Any] | None, purpose: str,
                 prompt: Prompt | None, key: str, endpoint: Endpoint, called_at: dt.datetime,
-                attempt: int) -> ChatResult:
+                attempt: int, meter: LedgerTotals | None) -> ChatResult:
         if check is not None:
             try:
                 result.parsed = check(result)
             except InvalidAnswer as error:
                 result.invalid = str(error)
         self._record(result.call_id, key, endpoint, purpose, prompt, called_at, result.latency_s, attempt,
-                     result=result, error=redact(f"InvalidAnswer: {result.invalid}") if result.invalid else None)
+                     result=result, error=redact(f"InvalidAnswer: {result.invalid}") if result.invalid else None,
+                     meter=meter)
         return result
 
     def _record(self, call_id: str, key: str, endpoint: Endpoint, purpose: str, prompt: Prompt | None,
                 called_at: dt.datetime, latency_s: float, attempt: int, *, result: ChatResult | None = None,
-                error: str | None = None) -> None:
-        self.ledger.record(LlmCall(
+                error: str | None = None, meter: LedgerTotals | None = None) -> None:
+        call = LlmCall(
             call_id=call_id, request_hash=key, endpoint=endpoint.url, model=endpoint.config.model,
             purpose=purpose, prompt_name=prompt.name if prompt else None,
             prompt_version=prompt.version if prompt else None,
             tokens_in=result.tokens_in if result else None, tokens_out=result.tokens_out if result else None,
             cost_usd=result.cost_usd if result else None, latency_s=latency_s,
-            cached=bool(result and result.cached), attempt=attempt, error=error, called_at=called_at))
+            cached=bool(result and result.cached), attempt=attempt, error=error, called_at=called_at)
+        self.ledger.record(call)
+        if meter is not None:
+            meter.add(call)
 
     def _cost(self, model: str, result: ChatResult) -> float | None:
         price = self.config.prices.get(model)

@@ -13,7 +13,7 @@ from webgym.lake import Lake, StreamWriter
 
 @dataclass
 class LedgerTotals:
-    """Running totals of one client's calls, for a stage's log line."""
+    """Running totals of calls: a client's (for a stage's log line) or a caller's meter (one judgment's cost)."""
 
     calls: int = 0
     cached: int = 0
@@ -21,6 +21,14 @@ class LedgerTotals:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+
+    def add(self, call: LlmCall) -> None:
+        self.calls += 1
+        self.cached += call.cached
+        self.errors += call.error is not None
+        self.tokens_in += call.tokens_in or 0
+        self.tokens_out += call.tokens_out or 0
+        self.cost_usd += call.cost_usd or 0.0
 
     def __str__(self) -> str:
         return (f"{self.calls} LLM call(s), {self.cached} from cache, {self.errors} error(s), "
@@ -41,12 +49,7 @@ class Ledger:
             if self._writer is None:
                 raise RuntimeError("ledger is closed: record calls before LLM.close()")
             self._writer.append({"llm_calls": pd.DataFrame([call.model_dump()])})
-            self.totals.calls += 1
-            self.totals.cached += call.cached
-            self.totals.errors += call.error is not None
-            self.totals.tokens_in += call.tokens_in or 0
-            self.totals.tokens_out += call.tokens_out or 0
-            self.totals.cost_usd += call.cost_usd or 0.0
+            self.totals.add(call)
 
     def flush(self) -> None:
         """Commit every journaled row as a part."""

@@ -43,3 +43,24 @@ def test_a_crashed_process_loses_no_ledger_row(lake):
     assert lake.count("llm_calls") == 0
     lake.recover()
     assert sorted(lake.read_table("llm_calls")["call_id"]) == [f"c{i}" for i in range(5)]
+
+
+def test_a_meter_counts_only_the_calls_it_was_passed_to(make_llm, server):
+    from pydantic import BaseModel
+
+    from webgym.llm.ledger import LedgerTotals
+
+    class Answer(BaseModel):
+        ok: bool
+
+    server.add(Reply(text="not json"), contains="strict", times=1)
+    server.add(Reply.json({"ok": True}))
+    llm = make_llm(endpoint(server.base_url), prices={"scripted": ModelPrice(input_per_mtok=1.0, output_per_mtok=1.0)})
+    mine, other = LedgerTotals(), LedgerTotals()
+    assert llm.structured_sync("judge-facts", user("strict"), Answer, meter=mine) == Answer(ok=True)
+    llm.chat_sync("judge-facts", user("elsewhere"), meter=other)
+    spent = mine.cost_usd
+    llm.structured_sync("judge-facts", user("strict"), Answer, meter=mine)  # both answers again, from the cache
+    assert (mine.calls, mine.errors, mine.cached) == (4, 2, 2)
+    assert spent > 0 and mine.cost_usd == spent and other.calls == 1
+    assert llm.ledger.totals.calls == 5
