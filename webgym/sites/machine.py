@@ -19,7 +19,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from webgym.sites.expr import OPS, Compiled, Compiler, Env, Record, SpecError, freeze, norm, thaw
@@ -558,17 +558,3 @@ def snapshot_hash(snapshot: dict[str, Any]) -> str:
                       sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(body.encode()).hexdigest()
 
-
-@dataclass
-class Problems:
-    """Collects spec problems so one error lists them all."""
-
-    where: str
-    items: list[str] = field(default_factory=list)
-
-    def add(self, loc: str, message: str) -> None:
-        self.items.append(f"{self.where}: {loc}: {message}")
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            raise SpecError("\n".join(self.items))

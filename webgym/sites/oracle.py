@@ -27,7 +27,7 @@ from schemas.steps import Action
 from webgym.sites.expr import Compiled
 from webgym.sites.machine import ANSWER, Machine, State, Step
 from webgym.sites.search import shortest_path
-from webgym.sites.tasks import reference_answer
+from webgym.sites.tasks import expected_answer
 
 DONE = "Done."
 """The oracle's answer on goals that ask for no information."""
@@ -61,20 +61,18 @@ def target(machine: Machine, checks: list[dict[str, Any]]) -> tuple[list[Compile
             conditions += machine.compiler.conditions(check.get("evidence", []), f"checks[{i}].evidence")
         else:
             conditions.append(machine.compiler.condition(check, f"checks[{i}]"))
-    groups = [{"description": "answer", "facts": ["answer"], "checks": [json.dumps(c)]}
-              for c in checks if "answer" in c]
-    return conditions, reference_answer(Rubric(groups=groups)) or DONE
+    return conditions, expected_answer(checks) or DONE
 
 
 def plan(machine: Machine, state: State, checks: list[dict[str, Any]], *, max_depth: int,
-         max_states: int = 200_000, answer: str | None = None) -> Plan | None:
+         max_states: int = 200_000) -> Plan | None:
     """Shortest plan from `state` that satisfies the checks, ending with the answer; None if none
     fits in `max_depth` steps (the answer included)."""
     conditions, expected = target(machine, checks)
     path = shortest_path(machine, state, conditions, max_depth=max_depth - 1, max_states=max_states)
     if path is None:
         return None
-    final = Step.of(ANSWER, {"text": answer or expected})
+    final = Step.of(ANSWER, {"text": expected})
     return Plan(path.steps + [final], path.states, path.explored)
 
 

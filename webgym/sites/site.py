@@ -9,18 +9,34 @@ difficulty band's step limit (10/20/30 for easy/medium/hard) is rejected.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas.rubric import Rubric
 from schemas.tasks import difficulty_band
 from webgym.sites.expr import SpecError
-from webgym.sites.machine import Machine, Problems
+from webgym.sites.machine import Machine
 from webgym.sites.oracle import Plan, plan, rubric_checks
 from webgym.sites.search import SearchLimit
 from webgym.sites.spec import SPECS_DIR, SiteSpec, load_site, spec_files
 from webgym.sites.tasks import STEP_LIMITS, goal_rubric
 
 ROW_BLOCKS = ("list", "items")
+
+
+@dataclass
+class Problems:
+    """Collects spec problems so one error lists them all."""
+
+    where: str
+    items: list[str] = field(default_factory=list)
+
+    def add(self, loc: str, message: str) -> None:
+        self.items.append(f"{self.where}: {loc}: {message}")
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise SpecError("\n".join(self.items))
 
 
 class Site:
@@ -119,18 +135,21 @@ class Site:
         return difficulty_band(self.rubric(goal_id).n_facts)
 
     def oracle_path(self, goal_id: str, groups: tuple[int, ...] | None = None) -> Plan:
-        """Shortest path of a goal (or of a subset of its fact groups) from the start state."""
+        """Shortest path of a goal (or of a subset of its fact groups) from the start state, within
+        the step limit of its difficulty band. Raises SpecError when there is none, SearchLimit when
+        the search gives up."""
+        rubric = self.rubric(goal_id)
+        facts = sum(len(g.facts) for i, g in enumerate(rubric.groups) if groups is None or i in groups)
+        band = difficulty_band(facts)
         key = (goal_id, groups)
         if key not in self._paths:
-            limit = STEP_LIMITS[difficulty_band(sum(
-                len(g.facts) for i, g in enumerate(self.rubric(goal_id).groups) if groups is None or i in groups))]
-            self._paths[key] = plan(self.machine, self.machine.initial(),
-                                    rubric_checks(self.rubric(goal_id), groups), max_depth=limit,
-                                    max_states=self.max_states)
+            self._paths[key] = plan(self.machine, self.machine.initial(), rubric_checks(rubric, groups),
+                                    max_depth=STEP_LIMITS[band], max_states=self.max_states)
         found = self._paths[key]
         if found is None:
-            raise SpecError(f"{self.spec.where()}: goals[{goal_id}]: no path within "
-                            f"{STEP_LIMITS[self.band(goal_id)] if groups is None else 'its'} steps")
+            part = "" if groups is None else f" groups {list(groups)}"
+            raise SpecError(f"{self.spec.where()}: goal {goal_id!r}{part}: unreachable: no path within the {band} "
+                            f"band's {STEP_LIMITS[band]} steps ({facts} facts)")
         return found
 
     def validate(self) -> dict[str, Plan]:
@@ -138,14 +157,10 @@ class Site:
         problems = Problems(self.spec.where())
         paths: dict[str, Plan] = {}
         for i, goal in enumerate(self.spec.goals):
-            band = self.band(goal.id)
             try:
                 paths[goal.id] = self.oracle_path(goal.id)
-            except SpecError:
-                problems.add(f"goals[{i}] ({goal.id})", f"unreachable: no path within the {band} band's "
-                                                        f"{STEP_LIMITS[band]} steps ({self.rubric(goal.id).n_facts} facts)")
-            except SearchLimit as error:
-                problems.add(f"goals[{i}] ({goal.id})", str(error))
+            except (SpecError, SearchLimit) as error:
+                problems.add(f"goals[{i}] ({goal.id})", str(error).split(": ", 2)[-1])
         problems.raise_if_any()
         return paths
 

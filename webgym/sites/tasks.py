@@ -152,19 +152,22 @@ def goal_rubric(machine: Machine, goal: GoalSpec, where: str = "") -> Rubric:
     return Rubric(groups=groups)
 
 
-def answer_checks(rubric: Rubric) -> list[dict[str, Any]]:
-    return [c for g in rubric.groups for c in map(json.loads, g.checks or []) if "answer" in c]
-
-
-def reference_answer(rubric: Rubric) -> str | None:
-    """The expected answer of a question goal (from its answer checks), else None."""
+def expected_answer(checks: list[dict[str, Any]]) -> str | None:
+    """What the answer checks among `checks` expect (question goals), else None."""
     parts = []
-    for check in answer_checks(rubric):
+    for check in checks:
+        if "answer" not in check:
+            continue
         value = check.get("value")
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         parts.append(", ".join(map(str, value)) if isinstance(value, list) else str(value))
     return "; ".join(parts) or None
+
+
+def reference_answer(rubric: Rubric) -> str | None:
+    """The expected answer of a question goal, from its rubric's checks."""
+    return expected_answer([json.loads(check) for group in rubric.groups for check in group.checks or []])
 
 
 def task_text(site: Site, goal: GoalSpec) -> str:
