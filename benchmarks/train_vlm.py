@@ -30,7 +30,8 @@ from webgym.models.checkpoint import load_vlm  # noqa: E402
 from webgym.models.generate import generate  # noqa: E402
 from webgym.models.tiny import write_tiny_checkpoint  # noqa: E402
 from webgym.policies.base import PolicyInput, TaskSpec, Turn  # noqa: E402
-from webgym.policies.context import ContextConfig, build_messages  # noqa: E402
+from webgym.policies.context import build_messages  # noqa: E402
+from webgym.policies.settings import ContextConfig  # noqa: E402
 from webgym.train.config import TrainConfig  # noqa: E402
 from webgym.train.samples import TrainingSample  # noqa: E402
 from webgym.train.trainer import train  # noqa: E402

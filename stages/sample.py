@@ -52,3 +52,12 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
               for b, n in quotas.items() if n]
     rows = np.sort(np.concatenate(picked)) if picked else np.zeros(0, dtype=int)
     return pool.iloc[rows].reset_index(drop=True)
+
+
+def evaluation_batch(tasks: pd.DataFrame, size: int | None = None, seed: int = 0) -> pd.DataFrame:
+    """The held-out tasks to evaluate on: every test task, or `size` of them drawn by seed."""
+    pool = tasks[tasks["split"] == "test"]
+    if size is None or size >= len(pool):
+        return pool.reset_index(drop=True)
+    picked = np.random.default_rng(seed).choice(len(pool), size=size, replace=False)
+    return pool.iloc[np.sort(picked)].reset_index(drop=True)

@@ -15,6 +15,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from webgym import PROJECT_ROOT
+from webgym.env.episode import EnvConfig
+from webgym.policies.settings import PolicyConfig
+from webgym.rollout.collect import RolloutConfig
 
 
 class ConfigError(ValueError):
@@ -223,10 +226,13 @@ class Config(Section):
     taskset: TasksetConfig = Field(default_factory=TasksetConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     sites: SitesConfig = Field(default_factory=SitesConfig)
+    env: EnvConfig = Field(default_factory=EnvConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
 
     def data_root(self) -> str:
         """The lake root as an absolute path or a URL."""
-        root = os.environ.get("WEBGYM_DATA") or self.lake.data_dir
+        root = self.lake.data_dir
         return root if "://" in root else str((PROJECT_ROOT / root).resolve())
 
     def warehouse_path(self) -> Path:
@@ -242,6 +248,8 @@ def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None
         raise ConfigError(f"config file {path} not found; pass --config configs/local.yaml") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"config file {path} is not valid YAML: {error}") from None
+    if os.environ.get("WEBGYM_DATA"):  # the environment beats the profile; explicit overrides beat both
+        overrides = {"lake.data_dir": os.environ["WEBGYM_DATA"], **(overrides or {})}
     for dotted, value in (overrides or {}).items():
         node = raw
         *parents, leaf = dotted.split(".")

@@ -9,17 +9,10 @@ import sys
 
 import pytest
 from prefect import Flow
-from prefect.testing.utilities import prefect_test_harness
 
 import flows
 from tests.conftest import steps_frame, tasks_frame, trajectories_frame
 from webgym.lake import Lake
-
-
-@pytest.fixture(scope="session")
-def prefect_harness():
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
 
 
 def _profile(tmp_path) -> str:

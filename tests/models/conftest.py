@@ -11,7 +11,8 @@ from schemas.steps import Action
 from webgym.env.observe import Observation
 from webgym.models.checkpoint import VLM, load_vlm
 from webgym.policies.base import PolicyInput, TaskSpec, Turn
-from webgym.policies.context import ContextConfig, build_messages
+from webgym.policies.context import build_messages
+from webgym.policies.settings import ContextConfig
 
 CLICK = '<memory>On the shop page.</memory><tool_call>{"name": "click", "arguments": {"x": 640, "y": 80}}</tool_call>'
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from schemas.steps import Action
 from webgym.env.observe import Observation
 from webgym.policies.base import PolicyInput, TaskSpec, Turn
-from webgym.policies.context import ContextConfig, build_messages, prompt_version
+from webgym.policies.context import build_messages, prompt_version
+from webgym.policies.settings import ContextConfig
 
 
 def _observation(i: int) -> Observation:

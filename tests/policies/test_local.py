@@ -11,8 +11,7 @@ from tests.models.conftest import policy_input
 from tests.rollout.test_collect import _collect, _tasks
 from webgym.models.checkpoint import CheckpointError
 from webgym.policies.base import PolicyError
-from webgym.policies.chat import SamplingConfig
-from webgym.policies.context import ContextConfig
+from webgym.policies.settings import ContextConfig, SamplingConfig
 from webgym.policies.local import LocalPolicy, LocalPolicyConfig
 from webgym.policies.parse import parse_response
 

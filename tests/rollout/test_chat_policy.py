@@ -9,8 +9,8 @@ from webgym.env.safety import UrlPolicy
 from webgym.llm.client import LLM
 from webgym.llm.scripted_server import Reply, ScriptedServer
 from webgym.policies.base import TaskSpec
-from webgym.policies.chat import ChatPolicy, SamplingConfig
-from webgym.policies.context import ContextConfig
+from webgym.policies.chat import ChatPolicy
+from webgym.policies.settings import ContextConfig, SamplingConfig
 from webgym.rollout.collect import RolloutConfig, collect, episode_specs
 
 

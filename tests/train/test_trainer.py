@@ -12,8 +12,7 @@ from tests.models.conftest import CLICK, png, policy_input
 from webgym.models.checkpoint import load_vlm
 from webgym.models.inputs import collate, encode_sample
 from webgym.models.logprobs import response_logprobs
-from webgym.policies.chat import SamplingConfig
-from webgym.policies.context import ContextConfig
+from webgym.policies.settings import ContextConfig, SamplingConfig
 from webgym.policies.local import LocalPolicy, LocalPolicyConfig
 from webgym.train.config import TrainConfig
 from webgym.train.samples import TrainingSample

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from schemas.steps import Action, Element
 from webgym.env.actions import Browsing, execute
 from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
-from webgym.env.observe import Observation, draw_marks, interactive_elements, screenshot
+from webgym.env.observe import Observation, draw_marks, interactive_elements, page_text, screenshot
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,9 @@ class EnvConfig(BaseModel):
     navigation_retries: int = Field(default=2, ge=0, description="Extra tries of the initial navigation.")
     allow_public_web: bool = Field(
         default=False, description="Let agents reach public hosts besides the synthetic sites (real-web runs).")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Hosts (or host:port) allowed even on private addresses, e.g. self-hosted "
+                                          "WebArena sites; still vetted request by request.")
 
 
 class NavigationFailed(Exception):
@@ -115,13 +118,15 @@ class Episode:
         page = self.browsing.page
         png = await screenshot(page, self.config.screenshot_timeout_s)
         elements: list[Element] | None = None
+        text: str | None = None
         if self.config.observation == "set_of_marks":
             elements = await interactive_elements(page)
+            text = await page_text(page)
             png = draw_marks(png, elements)
             self.browsing.marks = {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
         pages = self._context.pages
         return Observation(url=page.url, title=await page.title(), tabs=[p.url for p in pages],
-                           active_tab=pages.index(page), screenshot=png, elements=elements)
+                           active_tab=pages.index(page), screenshot=png, elements=elements, page_text=text)
 
     async def act(self, actions: list[Action]) -> list[Action]:
         """Execute calls in order, each with its feedback; stop after an answer."""

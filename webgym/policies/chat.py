@@ -10,23 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from webgym.llm.client import LLM, ChatResult, LLMCallError
 from webgym.llm.prompts import load_prompt
 from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
-from webgym.policies.context import ContextConfig, build_messages, prompt_version
+from webgym.policies.context import build_messages, prompt_version
 from webgym.policies.parse import parse_response
-
-
-class SamplingConfig(BaseModel):
-    """Decoding settings of text policies (WebGym Table 6 defaults)."""
-
-    temperature: float = Field(default=1.0, ge=0, description="Sampling temperature; 0 is greedy (and cacheable).")
-    top_p: float = Field(default=0.99, gt=0, le=1, description="Nucleus sampling.")
-    top_k: int | None = Field(default=None, ge=1, description="Top-k sampling (vLLM and local models only).")
-    max_tokens: int = Field(default=1024, ge=1, description="Longest response.")
-    logprobs: bool = Field(default=True, description="Ask for token logprobs (recorded on steps for RL).")
+from webgym.policies.settings import ContextConfig, SamplingConfig
 
 
 def _openai_messages(llm: LLM, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

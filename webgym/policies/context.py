@@ -12,22 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from webgym.env.actions import tool_docs
 from webgym.env.observe import Observation
 from webgym.llm.prompts import Prompt, load_prompt
 from webgym.policies.base import PolicyInput
+from webgym.policies.settings import ContextConfig
 
 Message = dict[str, Any]
-
-
-class ContextConfig(BaseModel):
-    """How a text policy's context is built (the `policy.context` block of a profile)."""
-
-    prompt: str = Field(default="agent_memory", description="Prompt file under webgym/prompts/ (agent_memory or agent_qwen).")
-    screenshots: int = Field(default=1, ge=1, description="Latest screenshots kept in context (OpenWebRL keeps 1).")
-    normalized_coordinates: bool = Field(default=False, description="Tell the model coordinates are 0-1000 (Qwen3-VL).")
 
 
 def _coordinates(normalized: bool) -> str:

@@ -49,6 +49,12 @@ class RolloutConfig(BaseModel):
     straggler_fraction: float = Field(
         default=1.0, gt=0, le=1, description="End the iteration once this fraction of episodes is done; the rest are cut.")
     commit_every: int = Field(default=16, ge=1, description="Trajectories per committed Parquet part (all are journaled at once).")
+    shards: int = Field(default=1, ge=1, description="Parts the episodes are split into, one task-runner task each.")
+    task_runner: Literal["threads", "dask", "ray"] = Field(
+        default="threads", description="Where shards run: threads here, or Dask / Ray workers (scale-out).")
+    workers: int = Field(default=1, ge=1, description="Task-runner workers (threads, or local Dask processes).")
+    cluster_address: str | None = Field(
+        default=None, description="Address of an existing Dask scheduler or Ray cluster; null starts a local one.")
 
     def horizon(self, difficulty: int | None) -> int:
         return self.horizons[difficulty_band(difficulty)] if difficulty else self.default_horizon

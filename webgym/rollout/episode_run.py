@@ -57,6 +57,7 @@ class RecordedStep:
     url: str
     title: str
     elements: list | None
+    page_text: str | None
     output: PolicyOutput
     executed: list[Action]
     state_hash: str | None
@@ -178,7 +179,8 @@ class EpisodeRun:
         observation = self._observation
         self.steps.append(RecordedStep(
             len(self.steps), observation.screenshot, observation.url, observation.title, observation.elements,
-            output, executed, state_hash(state) if state is not None else None, Latency(**self._latency)))
+            observation.page_text, output, executed, state_hash(state) if state is not None else None,
+            Latency(**self._latency)))
         self.history.append(Turn(observation, output.response, output.memory, executed, output.parse_error))
         self._latency = {}
         self._state = state

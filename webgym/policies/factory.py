@@ -1,0 +1,68 @@
+"""Policies by name, as the profile's `policy` block chooses them: chat (an OpenAI-compatible
+endpoint), local (a checkpoint loaded in-process), oracle (synthetic sites, privileged) and random.
+Each opener is a context manager, so what a policy holds (the LLM ledger, a worker thread) is closed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING
+
+from webgym.lake import Lake
+from webgym.policies.base import Policy
+from webgym.policies.settings import PolicyConfig
+from webgym.sites.site import Site
+
+if TYPE_CHECKING:
+    from webgym.config import LLMConfig
+
+
+Opener = Callable[[PolicyConfig, "LLMConfig", Lake, dict[str, Site], str], AbstractContextManager[Policy]]
+
+
+@contextmanager
+def _chat(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
+    from webgym.llm.client import LLM
+    from webgym.policies.chat import ChatPolicy
+
+    with LLM(llm, lake, run_id) as client:
+        client.require("policy")
+        yield ChatPolicy(client, config.context, config.sampling)
+
+
+@contextmanager
+def _local(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
+    from webgym.config import ConfigError
+    from webgym.policies.local import LocalPolicy, LocalPolicyConfig
+
+    if not config.checkpoint:
+        raise ConfigError("policy.kind is local but policy.checkpoint is empty: set it to a checkpoint directory")
+    policy = LocalPolicy(LocalPolicyConfig(checkpoint=config.checkpoint, device=config.device, seed=config.seed),
+                         config.context, config.sampling)
+    try:
+        yield policy
+    finally:
+        policy.close()
+
+
+@contextmanager
+def _oracle(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
+    from webgym.policies.oracle import SiteOracle
+
+    yield SiteOracle(sites, config.epsilon, config.seed)
+
+
+@contextmanager
+def _random(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
+    from webgym.policies.random_policy import RandomPolicy
+
+    yield RandomPolicy(config.seed)
+
+
+POLICIES: dict[str, Opener] = {"chat": _chat, "local": _local, "oracle": _oracle, "random": _random}
+
+
+def open_policy(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site],
+                run_id: str) -> AbstractContextManager[Policy]:
+    """The configured policy, ready for `with`."""
+    return POLICIES[config.kind](config, llm, lake, sites, run_id)

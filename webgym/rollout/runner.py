@@ -1,0 +1,106 @@
+"""One rollout shard end to end: tasks in, trajectories and steps in the lake out.
+
+Starts what the shard's tasks need (a site server on a free port for synthetic tasks, Chromium
+mapped to it, the configured policy), runs `collect`, and logs periodic counts: episodes done,
+steps per second, and success so far (exact verdicts for synthetic tasks, answered otherwise).
+A shard is self-contained, so the flow can run shards in threads, Dask or Ray workers alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+from playwright.async_api import async_playwright
+
+from webgym import PROJECT_ROOT
+from webgym.browser import launch_browser
+from webgym.config import Config
+from webgym.env.safety import UrlPolicy
+from webgym.lake import Lake
+from webgym.policies.base import TaskSpec
+from webgym.policies.factory import open_policy
+from webgym.rollout.collect import RolloutSummary, collect, episode_specs
+from webgym.rollout.episode_run import EpisodeResult
+from webgym.rollout.site_state import SiteStateReader
+from webgym.sites.server import SiteServer
+from webgym.sites.site import Site, load_sites
+from webgym.sites.verify import verify
+
+log = logging.getLogger(__name__)
+
+
+def task_specs(tasks: pd.DataFrame) -> list[TaskSpec]:
+    """TaskSpecs from rows of the tasks table."""
+    return [TaskSpec(r.task_id, r.text, r.start_url, r.website,
+                     int(r.difficulty) if pd.notna(r.difficulty) else None,
+                     r.rubric if isinstance(r.rubric, dict) else None)
+            for r in tasks.itertuples(index=False)]
+
+
+@dataclass
+class Progress:
+    """Counts for the periodic progress line (every `every_s` seconds and at the end)."""
+
+    label: str
+    total: int
+    every_s: float = 10.0
+    episodes: int = 0
+    steps: int = 0
+    verified: int = 0
+    successes: int = 0
+    started: float = field(default_factory=time.monotonic)
+    _last: float = 0.0
+
+    def __call__(self, result: EpisodeResult) -> None:
+        self.episodes += 1
+        self.steps += len(result.steps)
+        rubric = result.spec.task.rubric
+        if rubric and result.final_state is not None:
+            self.verified += 1
+            self.successes += verify(rubric, result.final_state, result.answer).success
+        if time.monotonic() - self._last >= self.every_s or self.episodes == self.total:
+            self._last = time.monotonic()
+            log.info("%s", self)
+
+    def __str__(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        success = f", success so far {self.successes}/{self.verified}" if self.verified else ""
+        return (f"{self.label}: {self.episodes}/{self.total} episodes, {self.steps} steps, "
+                f"{self.steps / elapsed:.2f} steps/s{success}")
+
+
+def _sites_for(tasks: list[TaskSpec], config: Config) -> dict[str, Site]:
+    hosts = {t.website for t in tasks}
+    sites = load_sites(PROJECT_ROOT / config.sites.specs_dir, max_states=config.sites.max_states)
+    return {name: site for name, site in sites.items() if site.spec.hostname in hosts}
+
+
+async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str,
+                        shard: int = 0) -> RolloutSummary:
+    """Roll out every task of `tasks` (group_size episodes each) not yet in the lake."""
+    lake = Lake(config.data_root())
+    task_list = task_specs(tasks)
+    specs = episode_specs(task_list, iteration, config.rollout, run_key)
+    sites = _sites_for(task_list, config)
+    progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
+        reader = SiteStateReader(f"{server.host}:{server.port}", set(server.sites)) if server else None
+        policy = stack.enter_context(open_policy(config.policy, config.llm, lake, sites, f"{run_key}-{shard}"))
+        url_policy = UrlPolicy(site_hosts=frozenset(server.sites if server else ()),
+                               allowed_hosts=frozenset(config.env.allowed_hosts),
+                               allow_public=config.env.allow_public_web)
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright, site_hosts=server.host_map() if server else None,
+                                           allow=config.env.allowed_hosts if config.env.allow_public_web else None)
+            try:
+                return await collect(specs, policy, browser, lake, config.rollout, config.env, url_policy, reader,
+                                     run_id=f"{run_key}-{shard}", progress=progress)
+            finally:
+                await browser.close()
+                if reader is not None:
+                    await reader.aclose()
