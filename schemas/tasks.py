@@ -14,6 +14,11 @@ DIFFICULTY_BANDS: dict[str, tuple[int, int | None]] = {"easy": (1, 3), "medium":
 """WebGym's bands over the number of facts; the upper bound is inclusive, None means open."""
 
 
+HORIZONS: dict[str, int] = {"easy": 10, "medium": 20, "hard": 30}
+"""WebGym's shortened step limits per band: an episode's horizon, and the longest shortest path a
+synthetic goal of that band may have."""
+
+
 def difficulty_band(difficulty: int) -> str:
     """Band name for a difficulty (number of facts)."""
     for band, (low, high) in DIFFICULTY_BANDS.items():

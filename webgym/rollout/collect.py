@@ -16,7 +16,7 @@ from typing import Literal
 from playwright.async_api import Browser
 from pydantic import BaseModel, Field
 
-from schemas.tasks import difficulty_band
+from schemas.tasks import HORIZONS, difficulty_band
 from webgym.env.episode import EnvConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
@@ -37,8 +37,8 @@ class RolloutConfig(BaseModel):
     concurrency: int = Field(default=8, ge=1, description="Episodes in flight (one browser context each).")
     group_size: int = Field(default=1, ge=1, description="Independent episodes per task (GRPO groups).")
     horizons: dict[str, int] = Field(
-        default={"easy": 10, "medium": 20, "hard": 30},
-        description="Step limit per difficulty band (WebGym's shortened horizons 10/20/30).")
+        default_factory=lambda: dict(HORIZONS),
+        description="Step limit per difficulty band (default WebGym's shortened horizons 10/20/30).")
     default_horizon: int = Field(default=20, ge=1, description="Step limit of tasks without a difficulty.")
     queues: dict[str, int] = Field(
         default={"navigate": 4, "screenshot": 4, "execute": 4, "policy": 64},

@@ -15,9 +15,9 @@ from webgym.config import SitesConfig
 from webgym.sites.expr import SpecError
 from webgym.sites.search import SearchLimit
 from webgym.sites.site import Site, load_sites
-from schemas.tasks import difficulty_band
+from schemas.tasks import HORIZONS, difficulty_band
 from stages.decompose import decomposition_plan
-from webgym.sites.tasks import STEP_LIMITS, export_tasks
+from webgym.sites.tasks import export_tasks
 
 sites_app = typer.Typer(help="Synthetic verifiable websites: FSM specs served as real sites, with exact goals.",
                         no_args_is_help=True)
@@ -70,7 +70,7 @@ def paths(
                 raise typer.Exit(1) from None
             label = goal.id if groups is None else f"{goal.id} groups {list(groups)}"
             band = difficulty_band(facts)
-            console.print(f"[bold]{label}[/bold] ({facts} facts, {band}, limit {STEP_LIMITS[band]}): "
+            console.print(f"[bold]{label}[/bold] ({facts} facts, {band}, limit {HORIZONS[band]}): "
                           f"{plan.length} steps, {plan.explored} states explored", highlight=False)
             for n, step in enumerate(plan.steps, start=1):
                 console.print(f"  {n:>2}. {step}", highlight=False)

@@ -19,7 +19,8 @@ from webgym.sites.machine import Machine
 from webgym.sites.oracle import Plan, plan, rubric_checks
 from webgym.sites.search import SearchLimit
 from webgym.sites.spec import SPECS_DIR, SiteSpec, load_site, spec_files
-from webgym.sites.tasks import STEP_LIMITS, goal_rubric
+from schemas.tasks import HORIZONS
+from webgym.sites.tasks import goal_rubric
 
 ROW_BLOCKS = ("list", "items")
 
@@ -144,12 +145,12 @@ class Site:
         key = (goal_id, groups)
         if key not in self._paths:
             self._paths[key] = plan(self.machine, self.machine.initial(), rubric_checks(rubric, groups),
-                                    max_depth=STEP_LIMITS[band], max_states=self.max_states)
+                                    max_depth=HORIZONS[band], max_states=self.max_states)
         found = self._paths[key]
         if found is None:
             part = "" if groups is None else f" groups {list(groups)}"
             raise SpecError(f"{self.spec.where()}: goal {goal_id!r}{part}: unreachable: no path within the {band} "
-                            f"band's {STEP_LIMITS[band]} steps ({facts} facts)")
+                            f"band's {HORIZONS[band]} steps ({facts} facts)")
         return found
 
     def validate(self) -> dict[str, Plan]:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schemas.rubric import FactGroup, Rubric
-from schemas.tasks import difficulty_band
+from schemas.tasks import HORIZONS, difficulty_band
 from webgym.sites.expr import Compiler, Record, SpecError
 
 if TYPE_CHECKING:
@@ -49,8 +49,6 @@ log = logging.getLogger(__name__)
 Rephrase = Callable[["Site", "GoalSpec", str], str]
 """(site, goal, template text) -> the text the task is given with."""
 
-STEP_LIMITS: dict[str, int] = {"easy": 10, "medium": 20, "hard": 30}
-"""WebGym's horizon per difficulty band: a goal's shortest path must fit its band's limit."""
 
 
 def literal(value: Any) -> Any:
@@ -187,7 +185,7 @@ def task_record(site: Site, goal: GoalSpec, rephrase: Rephrase | None = None) ->
         "site": site.spec.name, "hostname": site.spec.hostname, "goal_id": goal.id,
         "source_id": f"{site.spec.name}/{goal.id}", "text": rephrase(site, goal, template) if rephrase else template,
         "template_text": template, "start_url": start_url(site), "rubric": rubric.model_dump(),
-        "difficulty": rubric.n_facts, "band": band, "step_limit": STEP_LIMITS[band],
+        "difficulty": rubric.n_facts, "band": band, "step_limit": HORIZONS[band],
         "oracle_length": site.oracle_path(goal.id).length, "reference_answer": reference_answer(rubric),
         "domain": site.spec.domain, "subdomain": site.spec.subdomain, "title": site.spec.title,
         "graph": site.spec.graph,
