@@ -18,7 +18,7 @@ from webgym.config import Config, ConfigError, load_config
 from webgym.lake import Lake
 from webgym.llm.cli import llm_app
 from webgym.prefect_env import configure_prefect
-from webgym.rollout.cli import rollout_command
+from webgym.rollout.cli import bench_app, rollout_command
 from webgym.sites.cli import sites_app
 from webgym.taskset_cli import ingest, taskset_app
 
@@ -33,6 +33,7 @@ app.add_typer(taskset_app, name="taskset")
 app.add_typer(sites_app, name="sites")
 app.command()(ingest)
 app.command("rollout")(rollout_command)
+app.add_typer(bench_app, name="bench")
 
 console = Console()
 err_console = Console(stderr=True)

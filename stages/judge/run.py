@@ -1,0 +1,238 @@
+"""The judge stage: every unjudged trajectory of an iteration, judged concurrently, journaled as it goes.
+
+Per trajectory: the rule gates first (no LLM; a gated trajectory gets nothing else), then the judges
+in verdict order, each where it fits: exact (synthetic tasks with checks), reference (an
+authoritative source answer), rubric (a rubric), webjudge and task_only. Unless told otherwise, no
+LLM call is spent once a rule-based judge (exact, reference) has reached a verdict. A failed
+verdict on a real website is checked for blocking. Judge errors become `error` rows, never successes.
+
+Resumable and append-only: each trajectory's rows are journaled when it is done; a rerun skips
+(trajectory, judge) pairs that have a row, and `rejudge` adds new rows beside the old ones (the LLM
+cache answers what was asked before, so a rejudge with unchanged prompts sends no request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pyarrow.dataset as ds
+
+from schemas.judgments import JUDGE_PRIORITY, Judgment
+from stages.judge.answers import reference_judgment
+from stages.judge.blocking import blocked, blocklist_rows
+from stages.judge.calls import JudgeCalls, JudgeError
+from stages.judge.episode import Episode, episodes, judgment
+from stages.judge.exact import exact_judgment
+from stages.judge.gates import gate_judgments
+from stages.judge.rubric import PURPOSES as RUBRIC_PURPOSES
+from stages.judge.rubric import rubric_judgment
+from stages.judge.task_only import PURPOSES as TASK_ONLY_PURPOSES
+from stages.judge.task_only import task_only_judgment
+from stages.judge.webjudge import PURPOSES as WEBJUDGE_PURPOSES
+from stages.judge.webjudge import webjudge_judgment
+from webgym.config import Config, ConfigError, JudgeConfig
+from webgym.lake import Lake
+from webgym.llm.client import LLM
+
+log = logging.getLogger(__name__)
+
+STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "url", "actions"]
+RULE_JUDGES = ("exact", "reference")
+"""Judges that decide without an LLM; once one has a verdict, LLM judges are not asked (unless forced)."""
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A judge in the registry: what it needs, where it fits, how it runs."""
+
+    name: str
+    purposes: tuple[str, ...]
+    """LLM purposes it calls; empty for judges that decide by rule."""
+    fits: Callable[[Episode], bool]
+    run: Callable[[Episode, JudgeCalls | None, JudgeConfig], Awaitable[Judgment | None]]
+
+
+async def _exact(episode: Episode, calls: JudgeCalls | None, config: JudgeConfig) -> Judgment:
+    return exact_judgment(episode)
+
+
+JUDGES: dict[str, Judge] = {judge.name: judge for judge in (
+    Judge("exact", (), lambda e: e.has_checks, _exact),
+    Judge("reference", (), lambda e: bool(e.reference_answer or e.evaluation),
+          lambda e, calls, config: reference_judgment(e, calls if config.reference_equivalence else None)),
+    Judge("rubric", RUBRIC_PURPOSES, lambda e: bool(e.rubric and e.rubric.n_facts),
+          lambda e, calls, config: rubric_judgment(e, calls, config.image_budget)),
+    Judge("webjudge", WEBJUDGE_PURPOSES, lambda e: True,
+          lambda e, calls, config: webjudge_judgment(e, calls, config.webjudge_threshold, config.webjudge_max_images)),
+    Judge("task_only", TASK_ONLY_PURPOSES, lambda e: True,
+          lambda e, calls, config: task_only_judgment(e, calls, config.image_budget)),
+)}
+
+
+@dataclass(frozen=True)
+class JudgePlan:
+    """Which judges run (in verdict order), which were skipped and why, and what the LLM must serve."""
+
+    judges: list[Judge]
+    skipped: dict[str, str]
+    purposes: list[str]
+    blocking: bool
+
+
+def plan_judges(config: Config, names: list[str] | None = None) -> JudgePlan:
+    """The judges to run: `names` when given (each must be usable: ConfigError says what to set),
+    else the profile's judge.judges, leaving out LLM judges that have no endpoint."""
+    wanted = names or list(config.judge.judges)
+    unknown = [n for n in wanted if n not in JUDGES]
+    if unknown:
+        raise ConfigError(f"unknown judge(s) {unknown}; judges are {list(JUDGES)}")
+
+    def served(purpose: str) -> bool:
+        return bool(config.llm.endpoints.get(purpose) or config.llm.default)
+
+    judges, skipped = [], {}
+    for name in (n for n in JUDGE_PRIORITY if n in wanted):
+        missing = [p for p in JUDGES[name].purposes if not served(p)]
+        if name == "reference" and config.judge.reference_equivalence and not served("judge-equivalence"):
+            missing.append("judge-equivalence")
+        if missing and names:
+            raise ConfigError(f"judge {name!r} needs an LLM endpoint for {missing}: set llm.default or "
+                              f"llm.endpoints.<purpose> in the profile")
+        if missing:
+            skipped[name] = f"no LLM endpoint for {', '.join(missing)}"
+        else:
+            judges.append(JUDGES[name])
+    blocking = config.judge.blocking and served("blocking")
+    purposes = [p for j in judges for p in j.purposes] + (["blocking"] if blocking else [])
+    if config.judge.reference_equivalence and any(j.name == "reference" for j in judges):
+        purposes.append("judge-equivalence")
+    return JudgePlan(judges, skipped, list(dict.fromkeys(purposes)), blocking)
+
+
+@dataclass
+class JudgeSummary:
+    """What a judge run did, for the CLI and the flow's log."""
+
+    iteration: int
+    trajectories: int
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(judge, success | failure | error | not_evaluable | gated) -> rows written."""
+    blocked: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    llm: str = "no LLM calls"
+
+    def add(self, rows: list[Judgment]) -> None:
+        for row in rows:
+            outcome = "success" if row.success else "failure" if row.status == "judged" else row.status
+            self.outcomes[(row.judge, outcome)] += 1
+            self.blocked += row.blocked
+
+
+async def _check_blocking(row: Judgment, episode: Episode, calls: JudgeCalls, config: JudgeConfig) -> Judgment:
+    try:
+        found = await blocked(episode, calls, config.blocking_screenshots)
+    except JudgeError as error:
+        return row.model_copy(update={"rationale": f"{row.rationale}; blocking check failed: {error}"})
+    if not found.blocked:
+        return row
+    return row.model_copy(update={"blocked": True, "rationale": f"{row.rationale}; blocked: {found.reasoning}"})
+
+
+async def judge_episode(episode: Episode, plan: JudgePlan, llm: LLM | None, config: JudgeConfig,
+                        done: dict[str, str], *, force_llm: bool = False, rejudge: bool = False) -> list[Judgment]:
+    """New judgments of one (ungated) episode; `done` maps the judges that already judged it to their status."""
+    rows: list[Judgment] = []
+    decided = any(done.get(name) == "judged" for name in RULE_JUDGES)
+    for judge in plan.judges:
+        if (judge.name in done and not rejudge) or not judge.fits(episode):
+            continue
+        calls = JudgeCalls(llm, config.max_tokens) if llm and (force_llm or not decided) else None
+        if judge.purposes and calls is None:
+            continue
+        try:
+            row = await judge.run(episode, calls, config)
+        except JudgeError as error:
+            row = judgment(episode, judge.name, status="error", success=False, rationale=str(error))
+        if row is None:
+            continue
+        if plan.blocking and calls and row.status == "judged" and not row.success and not episode.has_checks:
+            row = await _check_blocking(row, episode, calls, config)
+        rows.append(calls.stamp(row) if calls else row)
+        decided = decided or (judge.name in RULE_JUDGES and row.status == "judged")
+    return rows
+
+
+def _frame(rows: list[Judgment]) -> pd.DataFrame:
+    return pd.DataFrame([r.model_dump() for r in rows], columns=list(Judgment.model_fields))
+
+
+def judge_iteration(lake: Lake, config: Config, iteration: int, names: list[str] | None = None,
+                    rejudge: bool = False) -> JudgeSummary:
+    """Judge the trajectories of `iteration` into the judgments table (blocked websites into the
+    blocklist); `names` runs only those judges, LLM judges even where a rule already decided."""
+    plan = plan_judges(config, names)
+    summary = JudgeSummary(iteration, 0, skipped=plan.skipped)
+    llm = LLM(config.llm, lake, run_id=f"judge-{iteration}") if plan.purposes else None
+    try:
+        if llm:
+            llm.require(*plan.purposes)
+        with lake.stream(f"judge-{iteration}", batch_rows=config.lake.journal_batch_rows) as writer:
+            trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
+            ids = trajectories["trajectory_id"].tolist()
+            summary.trajectories = len(ids)
+            done: dict[str, dict[str, str]] = {}
+            for row in lake.read_table("judgments", columns=["trajectory_id", "judge", "status"],
+                                       filter=ds.field("trajectory_id").isin(ids)).itertuples(index=False):
+                done.setdefault(row.trajectory_id, {})[row.judge] = row.status
+            known_blocked = set(lake.read_table("blocklist", columns=["website"])["website"])
+            tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
+            steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=ds.field("trajectory_id").isin(ids))
+            found, summary.problems = episodes(trajectories, tasks, steps)
+            for problem in summary.problems:
+                log.warning("not judged: %s", problem)
+
+            def write(episode: Episode | None, rows: list[Judgment]) -> None:
+                if not rows:
+                    return
+                frames = {"judgments": _frame(rows)}
+                blocklist = blocklist_rows(rows, episode, known_blocked) if episode else None
+                if blocklist is not None and not blocklist.empty:
+                    frames["blocklist"] = blocklist
+                writer.append(frames)
+                summary.add(rows)
+
+            episode_of = {e.trajectory_id: e for e in found}
+            gated = set()
+            for row in gate_judgments(trajectories, config.judge.format_error_reward).to_dict("records"):
+                gated.add(row["trajectory_id"])
+                if rejudge or "gate" not in done.get(row["trajectory_id"], {}):
+                    write(episode_of.get(row["trajectory_id"]), [Judgment.model_validate(row)])
+            asyncio.run(_judge_all([e for e in found if e.trajectory_id not in gated], plan, llm, config.judge,
+                                   done, bool(names), rejudge, write))
+    finally:
+        if llm:
+            llm.close()
+            summary.llm = str(llm.ledger.totals)
+    return summary
+
+
+async def _judge_all(found: list[Episode], plan: JudgePlan, llm: LLM | None, config: JudgeConfig,
+                     done: dict[str, dict[str, str]], force_llm: bool, rejudge: bool,
+                     write: Callable[[Episode, list[Judgment]], None]) -> None:
+    slots = asyncio.Semaphore(config.concurrency)
+
+    async def one(episode: Episode) -> None:
+        async with slots:
+            rows = await judge_episode(episode, plan, llm, config, done.get(episode.trajectory_id, {}),
+                                       force_llm=force_llm, rejudge=rejudge)
+        write(episode, rows)
+
+    async with asyncio.TaskGroup() as group:
+        for episode in found:
+            group.create_task(one(episode))
