@@ -177,7 +177,7 @@ async def settle(page: Page, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while (left := deadline - time.monotonic()) > 0:
         try:
-            await page.wait_for_function(IDLE_JS, timeout=left * 1000)
+            await page.wait_for_function(IDLE_JS, timeout=left * 1000, polling=50)
             return
         except PlaywrightTimeoutError:
             log.debug("page %s did not settle within %.1f s", page.url, timeout_s)

@@ -32,3 +32,24 @@ def rollout_command(
     rate = report.steps / report.wall_s if report.wall_s else 0.0
     console.print(f"rollout done: {report.episodes} episodes ({report.skipped} already done), {report.steps} steps, "
                   f"{rate:.2f} steps/s; endings: {report.terminations}")
+
+
+bench_app = typer.Typer(help="Benchmarks that print figures.", no_args_is_help=True)
+
+
+@bench_app.command("rollout")
+def bench_rollout(
+    quick: Annotated[bool, typer.Option(help="Median policy time 0.2 s and fewer episodes (about a minute).")] = False,
+    episodes: Annotated[int | None, typer.Option(help="Episodes per engine.")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Episodes in flight (both engines).")] = None,
+    median: Annotated[float | None, typer.Option(help="Median policy answer time m in seconds (p95 = 4m).")] = None,
+) -> None:
+    """Async engine against the synchronous baseline on the synthetic sites; last line `speedup: X.XX`."""
+    from dataclasses import replace
+
+    from webgym.rollout.bench import BenchSettings, run_bench
+
+    settings = BenchSettings.quick() if quick else BenchSettings()
+    changes = {"episodes": episodes, "concurrency": concurrency, "median_s": median}
+    settings = replace(settings, **{k: v for k, v in changes.items() if v is not None})
+    console.print(run_bench(settings), highlight=False)
