@@ -15,6 +15,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from webgym.config import Config, ConfigError, load_config
+from webgym.judge_cli import judge_app
 from webgym.lake import Lake
 from webgym.llm.cli import llm_app
 from webgym.prefect_env import configure_prefect
@@ -30,6 +31,7 @@ app.add_typer(lake_app, name="lake")
 app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(llm_app, name="llm")
 app.add_typer(taskset_app, name="taskset")
+app.add_typer(judge_app, name="judge")
 app.add_typer(sites_app, name="sites")
 app.command()(ingest)
 app.command("rollout")(rollout_command)
