@@ -18,6 +18,7 @@ from webgym.config import Config, ConfigError, load_config
 from webgym.judge_cli import judge_app
 from webgym.lake import Lake
 from webgym.llm.cli import llm_app
+from webgym.models.cli import models_app
 from webgym.prefect_env import configure_prefect
 from webgym.rollout.cli import bench_app, rollout_command
 from webgym.sites.cli import sites_app
@@ -31,6 +32,7 @@ app.add_typer(lake_app, name="lake")
 app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(llm_app, name="llm")
 app.add_typer(taskset_app, name="taskset")
+app.add_typer(models_app, name="models")
 app.add_typer(judge_app, name="judge")
 app.add_typer(sites_app, name="sites")
 app.command()(ingest)
