@@ -19,6 +19,7 @@ from webgym import PROJECT_ROOT
 from webgym.env.episode import EnvConfig
 from webgym.policies.settings import PolicyConfig
 from webgym.rollout.collect import RolloutConfig
+from webgym.train.config import TrainConfig
 
 
 class ConfigError(ValueError):
@@ -287,6 +288,7 @@ class Config(Section):
     env: EnvConfig = Field(default_factory=EnvConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
 
     def data_root(self) -> str:
         """The lake root as an absolute path or a URL."""
