@@ -11,7 +11,7 @@ import logging
 from typing import Literal
 
 from playwright.async_api import Browser, BrowserContext, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.steps import Action, Element
 from webgym.env.actions import Browsing, execute
@@ -24,6 +24,8 @@ log = logging.getLogger(__name__)
 
 class EnvConfig(BaseModel):
     """Browser environment settings (the `env` block of a profile)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     viewport_width: int = Field(default=1280, ge=200, description="Viewport width in CSS pixels.")
     viewport_height: int = Field(default=720, ge=200, description="Viewport height in CSS pixels.")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from playwright.async_api import Browser
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.tasks import HORIZONS, difficulty_band
 from webgym.env.episode import EnvConfig
@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 class RolloutConfig(BaseModel):
     """Rollout engine settings (the `rollout` block of a profile)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     engine: Literal["async", "sync"] = Field(default="async", description="async engine, or the synchronous baseline.")
     concurrency: int = Field(default=8, ge=1, description="Episodes in flight (one browser context each).")
