@@ -9,6 +9,7 @@ agent cannot leave the sites it was given. The agent's tools live in webgym/env/
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -40,3 +41,15 @@ def launch_browser(playwright: Any, site_hosts: dict[str, str] | None = None, he
     executable = None if own and os.path.exists(own) else SYSTEM_CHROMIUM
     return playwright.chromium.launch(executable_path=executable, headless=headless,
                                       args=chromium_args(site_hosts, allow))
+
+
+def connect_browser(playwright: Any, endpoint: str, site_hosts: dict[str, str] | None = None,
+                    allow: list[str] | None = None) -> Any:
+    """Connect to a Playwright browser server for scale-out; it launches Chromium with the same flags
+    and host mapping as `launch_browser` (async API: await it). Start the server with
+    `python -m playwright run-server --unsafe --host HOST --port PORT`: without --unsafe it ignores
+    the flags (host mapping, offline rules) that episodes need."""
+    own = playwright.chromium.executable_path
+    options = {"headless": True, "args": chromium_args(site_hosts, allow),
+               "executablePath": own if own and os.path.exists(own) else SYSTEM_CHROMIUM}
+    return playwright.chromium.connect(endpoint, headers={"x-playwright-launch-options": json.dumps(options)})

@@ -40,6 +40,9 @@ class EnvConfig(BaseModel):
     navigation_retries: int = Field(default=2, ge=0, description="Extra tries of the initial navigation.")
     allow_public_web: bool = Field(
         default=False, description="Let agents reach public hosts besides the synthetic sites (real-web runs).")
+    browser_endpoint: str | None = Field(
+        default=None, description="ws:// URL of a Playwright browser server (`playwright run-server`) to run "
+                                  "episodes on instead of a local Chromium (scale-out); null: launch locally.")
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Hosts (or host:port) allowed even on private addresses, e.g. self-hosted "
                                           "WebArena sites; still vetted request by request.")

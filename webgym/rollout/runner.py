@@ -17,7 +17,7 @@ import pandas as pd
 from playwright.async_api import async_playwright
 
 from webgym import PROJECT_ROOT
-from webgym.browser import launch_browser
+from webgym.browser import connect_browser, launch_browser
 from webgym.config import Config
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
@@ -95,8 +95,12 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
                                allowed_hosts=frozenset(config.env.allowed_hosts),
                                allow_public=config.env.allow_public_web)
         async with async_playwright() as playwright:
-            browser = await launch_browser(playwright, site_hosts=server.host_map() if server else None,
-                                           allow=config.env.allowed_hosts if config.env.allow_public_web else None)
+            site_hosts = server.host_map() if server else None
+            allow = config.env.allowed_hosts if config.env.allow_public_web else None
+            if config.env.browser_endpoint:
+                browser = await connect_browser(playwright, config.env.browser_endpoint, site_hosts, allow)
+            else:
+                browser = await launch_browser(playwright, site_hosts=site_hosts, allow=allow)
             try:
                 return await collect(specs, policy, browser, lake, config.rollout, config.env, url_policy, reader,
                                      run_id=f"{run_key}-{shard}", progress=progress)
