@@ -18,6 +18,10 @@ class Element(BaseModel):
     y: float = Field(description="Top edge in CSS pixels.")
     width: float = Field(description="Width in CSS pixels.")
     height: float = Field(description="Height in CSS pixels.")
+    form: int | None = Field(default=None, description="Index of the enclosing <form> in document order, if any.")
+    label: str | None = Field(default=None, description="A text field's label (its <label>, aria-label or placeholder); "
+                                                        "for options, the name of their group (radio group, fieldset).")
+    value: str | None = Field(default=None, description="A text field's current value.")
 
 
 class Action(BaseModel):
@@ -55,6 +59,7 @@ class Step(BaseModel):
     url: str | None = Field(default=None, description="Page URL when observed.")
     title: str | None = Field(default=None, description="Page title when observed.")
     elements: list[Element] | None = Field(default=None, description="Set-of-marks element list.")
+    page_text: str | None = Field(default=None, description="Set-of-marks mode: the page's visible text, one line per block.")
     response: str | None = Field(default=None, description="The policy's raw response.")
     memory: str | None = Field(default=None, description="The memory the policy wrote this step.")
     actions: list[Action] | None = Field(default=None, description="Parsed tool calls, in order.")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas.steps import Action, Element
 from webgym.env.actions import Browsing, execute
 from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
-from webgym.env.observe import Observation, draw_marks, interactive_elements, screenshot
+from webgym.env.observe import Observation, draw_marks, interactive_elements, page_text, screenshot
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
 log = logging.getLogger(__name__)
@@ -123,13 +123,15 @@ class Episode:
         page = self.browsing.page
         png = await screenshot(page, self.config.screenshot_timeout_s)
         elements: list[Element] | None = None
+        text: str | None = None
         if self.config.observation == "set_of_marks":
             elements = await interactive_elements(page)
+            text = await page_text(page)
             png = draw_marks(png, elements)
             self.browsing.marks = {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
         pages = self._context.pages
         return Observation(url=page.url, title=await page.title(), tabs=[p.url for p in pages],
-                           active_tab=pages.index(page), screenshot=png, elements=elements)
+                           active_tab=pages.index(page), screenshot=png, elements=elements, page_text=text)
 
     async def act(self, actions: list[Action]) -> list[Action]:
         """Execute calls in order, each with its feedback; stop after an answer."""

@@ -18,9 +18,12 @@ INTERACTIVE_JS = """() => {
   const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, label[for],' +
     '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option],' +
     '[role=combobox], [role=textbox], [onclick], [contenteditable=true], [tabindex]:not([tabindex="-1"])';
+  // A link that wraps has several boxes; the middle of their union may be outside all of them.
+  const first = (node) => node.getClientRects().length ? node.getClientRects()[0] : node.getBoundingClientRect();
+  const clean = (s) => (s || '').trim().replace(/\\s+/g, ' ').slice(0, 80);
   const found = [];
   for (const e of document.querySelectorAll(selector)) {
-    const r = e.getBoundingClientRect();
+    const r = first(e);
     if (r.width < 2 || r.height < 2 || r.bottom < 0 || r.right < 0 || r.top > innerHeight || r.left > innerWidth) continue;
     const style = getComputedStyle(e);
     if (style.visibility === 'hidden' || style.display === 'none' || Number(style.opacity) === 0) continue;
@@ -29,13 +32,29 @@ INTERACTIVE_JS = """() => {
     const top = document.elementFromPoint(cx, cy);
     if (top && top !== e && !e.contains(top) && !top.contains(e)) continue;
     if (found.some(f => f.node.contains(e))) continue;
-    const text = (e.innerText || e.value || e.getAttribute('aria-label') || e.getAttribute('placeholder')
-                  || e.getAttribute('title') || e.getAttribute('alt') || '').trim().replace(/\\s+/g, ' ').slice(0, 80);
+    const wrapper = e.labels && e.labels.length ? e.labels[0] : null;
+    const own = clean((wrapper && wrapper.innerText) || e.getAttribute('aria-label') || e.getAttribute('placeholder'));
+    // A checkbox or radio is named by its label (its value is 'on' or an id) and clicked through it.
+    const toggle = e.type === 'checkbox' || e.type === 'radio';
+    const box = toggle && wrapper && wrapper.contains(e) ? first(wrapper) : r;
+    const text = toggle && own ? own : clean(e.innerText || e.value || e.getAttribute('aria-label')
+                  || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt'));
+    const field = e.tagName === 'TEXTAREA' || e.tagName === 'SELECT' || (e.tagName === 'INPUT'
+                  && !['checkbox', 'radio', 'submit', 'button', 'image', 'reset', 'file', 'range', 'color'].includes(e.type));
+    const group = e.parentElement && e.parentElement.closest('[role=radiogroup], [role=group], fieldset, nav[aria-label]');
+    const legend = group && group.querySelector('legend');
+    const groupName = group ? clean(group.getAttribute('aria-label') || (legend && legend.innerText)) : '';
     found.push({node: e, tag: e.tagName.toLowerCase(), role: e.getAttribute('role') || e.getAttribute('type'),
-                text, x: r.left, y: r.top, width: r.width, height: r.height});
+                text, x: box.left, y: box.top, width: box.width, height: box.height,
+                form: e.form ? Array.prototype.indexOf.call(document.forms, e.form) : null,
+                label: (field ? own : groupName) || null, value: field ? e.value : null});
   }
   return found.map(({node, ...rest}) => rest);
 }"""
+
+PAGE_TEXT_JS = "() => document.body ? document.body.innerText : ''"
+MAX_PAGE_TEXT = 20_000
+"""Characters of page text kept per observation (a long article is cut, not dropped)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,8 @@ class Observation:
     """PNG as the policy sees it (with numbered marks in set-of-marks mode); stored as the step's blob."""
     elements: list[Element] | None
     """Numbered elements in set-of-marks mode, None in coordinate mode."""
+    page_text: str | None = None
+    """Set-of-marks mode: the page's visible text, one line per block (what text-reading policies read)."""
 
 
 async def screenshot(page: Page, timeout_s: float) -> bytes:
@@ -62,6 +83,12 @@ async def interactive_elements(page: Page) -> list[Element]:
     """Visible, topmost interactive elements, numbered from 1 in document order."""
     found = await page.evaluate(INTERACTIVE_JS)
     return [Element(mark=i, **item) for i, item in enumerate(found, 1)]
+
+
+async def page_text(page: Page) -> str:
+    """The page's rendered text, blank lines dropped, at most MAX_PAGE_TEXT characters."""
+    text = await page.evaluate(PAGE_TEXT_JS)
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())[:MAX_PAGE_TEXT]
 
 
 def draw_marks(png: bytes, elements: list[Element]) -> bytes:
