@@ -23,6 +23,6 @@ def quality_gate(data_root: str, tables: list[str] | None = None) -> None:
 
 
 @task
-def build_warehouse(data_root: str, path: str) -> str:
-    """Rewrite warehouse.duckdb so external SQL tools see the lake."""
-    return str(warehouse.build(Lake(data_root), Path(path)))
+def build_warehouse(data_root: str, path: str, judge_priority: list[str]) -> str:
+    """Rewrite warehouse.duckdb so external SQL tools see the lake (verdicts ranked by judge_priority)."""
+    return str(warehouse.build(Lake(data_root), Path(path), tuple(judge_priority)))

@@ -34,5 +34,5 @@ def nightly(config_path: str | None = None, data_dir: str | None = None) -> Nigh
     root = config.data_root()
     recovered = recover_lake(root)
     quality_gate(root)
-    path = build_warehouse(root, str(config.warehouse_path()))
+    path = build_warehouse(root, str(config.warehouse_path()), config.judge.priority)
     return NightlySummary(root, path, Lake(root).counts(), recovered, PENDING_STAGES)

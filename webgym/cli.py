@@ -118,7 +118,7 @@ def sql(
                           "or --list to see the tables and views")
         raise typer.Exit(2)
     try:
-        frame = warehouse.query(_lake(ctx, must_exist=True), query)
+        frame = warehouse.query(_lake(ctx, must_exist=True), query, tuple(_config(ctx).judge.priority))
     except duckdb.Error as error:
         err_console.print(f"[red]SQL error:[/red] {error}")
         raise typer.Exit(1) from None
@@ -155,7 +155,7 @@ def init(ctx: typer.Context) -> None:
 
     lake = _lake(ctx)
     lake.init()
-    path = warehouse.build(lake, _config(ctx).warehouse_path())
+    path = warehouse.build(lake, _config(ctx).warehouse_path(), tuple(_config(ctx).judge.priority))
     console.print(f"lake ready at {lake.root}; warehouse at {path}")
 
 
@@ -193,7 +193,7 @@ def warehouse_build(ctx: typer.Context) -> None:
     """Write warehouse.duckdb with views over the lake, for the DuckDB CLI or DBeaver."""
     from webgym import warehouse
 
-    path = warehouse.build(_lake(ctx), _config(ctx).warehouse_path())
+    path = warehouse.build(_lake(ctx), _config(ctx).warehouse_path(), tuple(_config(ctx).judge.priority))
     console.print(f"warehouse written to {path}")
 
 

@@ -80,39 +80,40 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
 }
 
 
-def view_statements(lake: Lake) -> list[str]:
-    """CREATE VIEW statements for every table, the verdicts view and the statistics views."""
+def view_statements(lake: Lake, priority: tuple[str, ...] = JUDGE_PRIORITY) -> list[str]:
+    """CREATE VIEW statements for every table, the verdicts view (judges ranked by `priority`,
+    the profile's judge.priority) and the statistics views."""
     statements = [
         f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
         f"read_parquet('{lake.url(name)}/*.parquet', union_by_name=true)"
         for name in TABLES]
-    statements.append(f"CREATE OR REPLACE VIEW verdicts AS {verdicts_sql()}")
+    statements.append(f"CREATE OR REPLACE VIEW verdicts AS {verdicts_sql(priority)}")
     statements += [f"CREATE OR REPLACE VIEW {name} AS {sql}" for name, (_, sql) in STATS_VIEWS.items()]
     return statements
 
 
-def connect(lake: Lake) -> duckdb.DuckDBPyConnection:
+def connect(lake: Lake, priority: tuple[str, ...] = JUDGE_PRIORITY) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with every view over the lake."""
     lake.init()
     con = lake.connect_duckdb()
-    for statement in view_statements(lake):
+    for statement in view_statements(lake, priority):
         con.execute(statement)
     return con
 
 
-def query(lake: Lake, sql: str) -> pd.DataFrame:
+def query(lake: Lake, sql: str, priority: tuple[str, ...] = JUDGE_PRIORITY) -> pd.DataFrame:
     """Run one SQL statement against the lake's views."""
-    with connect(lake) as con:
+    with connect(lake, priority) as con:
         return con.execute(sql).df()
 
 
-def build(lake: Lake, path: Path) -> Path:
+def build(lake: Lake, path: Path, priority: tuple[str, ...] = JUDGE_PRIORITY) -> Path:
     """Write warehouse.duckdb with the views, swapping the file in whole so readers never see it half-built."""
     lake.init()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     with duckdb.connect(str(tmp)) as con:
-        for statement in view_statements(lake):
+        for statement in view_statements(lake, priority):
             con.execute(statement)
     os.replace(tmp, path)
     return path

@@ -72,3 +72,11 @@ def test_queries_are_not_blocked_by_a_writer_holding_the_warehouse_file(lake, tm
         with lake.stream("rollout", batch_rows=100) as writer:
             writer.append({"tasks": tasks_frame()})
             assert isinstance(warehouse.query(lake, "SELECT * FROM tasks"), pd.DataFrame)
+
+
+def test_verdicts_follow_the_configured_judge_priority(lake):
+    lake.write_table("trajectories", trajectories_frame())
+    lake.write_table("judgments", rows([_judgment("r0", "rubric", True), _judgment("r0", "exact", False)]))
+    sql = "SELECT judge, success FROM verdicts"
+    assert warehouse.query(lake, sql).values.tolist() == [["exact", False]]
+    assert warehouse.query(lake, sql, ("rubric", "exact")).values.tolist() == [["rubric", True]]
