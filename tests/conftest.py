@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 
 import pandas as pd
 import pytest
@@ -12,6 +13,10 @@ from schemas.steps import Action, Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
 from webgym.lake import Lake
+
+# CLI output is asserted as text: a wide, fixed width keeps rich from wrapping it differently on
+# every checkout path and terminal (set before webgym.cli creates its consoles).
+os.environ["COLUMNS"] = "200"
 
 NOW = dt.datetime(2026, 11, 22, 3, 0, tzinfo=dt.UTC)
 

@@ -40,7 +40,7 @@ app.command("rollout")(rollout_command)
 app.add_typer(bench_app, name="bench")
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 log = logging.getLogger("webgym")
 
 

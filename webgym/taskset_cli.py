@@ -68,7 +68,7 @@ def ingest(
             console.print(f"{escape(report.file)} ({name}): {report.read} read, {report.ingested} ingested, "
                           f"{report.present} already present, {len(report.bad)} bad")
             for bad in report.bad[:show_bad]:
-                console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}")
+                console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
             if len(report.bad) > show_bad:
                 console.print(f"  ... and {len(report.bad) - show_bad} more")
         total_bad += len(result.bad)

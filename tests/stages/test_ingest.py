@@ -212,12 +212,12 @@ def test_cli_ingest_reports_per_file_and_does_not_duplicate(tmp_path, monkeypatc
     output = " ".join(first.output.split())
     assert "source webvoyager (detected)" in output and "source webarena (detected)" in output
     assert "(webvoyager): 3 read, 2 ingested, 0 already present, 1 bad" in output
-    assert "WebVoyager_data.jsonl:3: invalid JSON" in first.output.replace("\n", "")
+    assert "WebVoyager_data.jsonl:3: invalid JSON" in output
     second = runner.invoke(app, args)
     assert "seed_tasks now holds 4 rows" in " ".join(second.output.split())
     unknown = runner.invoke(app, ["--data-dir", str(tmp_path / "data"), "ingest",
                                   str(FIXTURES / "generic_utf16.jsonl")])
-    assert unknown.exit_code == 2 and "pass --source" in unknown.output
+    assert unknown.exit_code == 2 and "pass --source" in " ".join(unknown.output.split())
 
 
 def test_every_source_of_the_issue_has_an_adapter():
