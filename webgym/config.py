@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from schemas.judgments import JUDGE_PRIORITY
 from webgym import PROJECT_ROOT
 from webgym.env.episode import EnvConfig
+from webgym.policies.scorer_config import ScorerConfig
 from webgym.policies.settings import PolicyConfig
 from webgym.rollout.collect import RolloutConfig
 from webgym.train.config import TrainConfig
@@ -273,6 +274,14 @@ class SitesConfig(Section):
         default=3, ge=1, description="Goals `webgym sites verify` replays at once (one browser context each).")
     reports_dir: str = Field(
         default="reports/sites", description="Where `webgym sites verify` saves screenshots of failing steps.")
+    cache_dir: str | None = Field(
+        default=".cache/sites",
+        description="Where oracle paths are kept between runs, keyed by a hash of site and goal (null: search "
+                    "again every run).")
+    search_workers: int = Field(
+        default=2, ge=1,
+        description="Processes searching oracle paths that are not cached yet (verify, paths, export-tasks); "
+                    "1 searches in the command's own process.")
 
 
 class Config(Section):
@@ -285,10 +294,11 @@ class Config(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     sites: SitesConfig = Field(default_factory=SitesConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
-    train: TrainConfig = Field(default_factory=TrainConfig)
+    scorer: ScorerConfig = Field(default_factory=ScorerConfig)
 
     def data_root(self) -> str:
         """The lake root as an absolute path or a URL."""

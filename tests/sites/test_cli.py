@@ -18,7 +18,8 @@ def profile(tmp_path):
     """A profile whose site specs are the mini spec alone."""
     (tmp_path / "specs").mkdir()
     write(tmp_path / "specs", "mini.yaml", mini_spec())
-    return write(tmp_path, "profile.yaml", {"sites": {"specs_dir": str(tmp_path / "specs"), "reports_dir": str(tmp_path / "shots")}})
+    return write(tmp_path, "profile.yaml", {"sites": {"specs_dir": str(tmp_path / "specs"), "reports_dir": str(tmp_path / "shots"),
+                                                      "cache_dir": str(tmp_path / "cache")}})
 
 
 @pytest.mark.parametrize("command", [["sites"], ["sites", "serve"], ["sites", "list"], ["sites", "paths"],
@@ -28,11 +29,15 @@ def test_every_sites_command_has_help(command):
     assert result.exit_code == 0 and "Usage" in result.output
 
 
-def test_list_prints_one_site_a_line():
+def test_list_prints_one_site_a_line_with_its_goals_by_band(shipped):
     result = runner.invoke(app, ["sites", "list"])
     lines = result.output.splitlines()
-    assert result.exit_code == 0 and len(lines) >= 12
-    assert lines[0].split() == ["acct-a", "acct-a.test", "account", "4", "goals"]
+    assert result.exit_code == 0 and len(lines) == len(shipped)
+    acct = shipped["acct-a"]
+    bands = [acct.band(goal.id) for goal in acct.spec.goals]
+    assert lines[0].split() == ["acct-a", "acct-a.test", "account", str(len(bands)), "goals:",
+                                f"{bands.count('easy')}", "easy,", f"{bands.count('medium')}", "medium,",
+                                f"{bands.count('hard')}", "hard"]
 
 
 def test_paths_prints_each_goal_and_its_steps(profile):
@@ -60,10 +65,13 @@ def test_export_tasks_writes_the_jsonl(profile, tmp_path):
     assert [json.loads(line)["goal_id"] for line in out.read_text().splitlines()] == ["buy-cheap-mug", "kettle-price"]
 
 
-def test_verify_replays_the_sites_of_the_profile(profile):
+def test_verify_replays_the_sites_of_the_profile_and_searches_only_once(profile):
     result = runner.invoke(app, ["--config", str(profile), "sites", "verify"])
     assert result.exit_code == 0, result.output
     assert "2/2 oracle paths confirmed in Chromium on 1 site(s)" in result.output
+    assert "2 of 2 path(s) searched" in result.output
+    again = runner.invoke(app, ["--config", str(profile), "sites", "verify"])
+    assert again.exit_code == 0 and "0 of 2 path(s) searched, the rest from the cache" in again.output
 
 
 def test_export_rephrase_without_an_llm_endpoint_names_the_setting(profile, tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from webgym.sites.expr import SpecError
 from webgym.sites.site import Site, load_sites
 from webgym.sites.spec import load_site, parse_site
+from webgym.sites.tasks import task_text
 from tests.sites.conftest import mini_spec, write
 
 
@@ -105,13 +106,21 @@ def test_shipped_sites_cover_twelve_sites_six_graphs_six_domains(shipped):
     hostnames = [s.spec.hostname for s in shipped.values()]
     assert len(set(hostnames)) == len(hostnames) and all(h.endswith(".test") for h in hostnames)
     goals = [(site, goal.id) for site in shipped.values() for goal in site.spec.goals]
-    assert len(goals) >= 48
+    assert len(goals) >= 180
     # Question goals answered from page content, and goals WebGym's decomposition applies to.
     assert sum(any("answer" in f for g in goal.groups for f in g.facts)
-               for site in shipped.values() for goal in site.spec.goals) >= 12
+               for site in shipped.values() for goal in site.spec.goals) >= 60
     decomposable = [(site.name, gid) for site, gid in goals
                     if len(site.rubric(gid).groups) >= 2 and any(len(g.facts) >= 3 for g in site.rubric(gid).groups)]
-    assert len(decomposable) >= 12
+    assert len(decomposable) >= 60
+
+
+def test_every_shipped_site_has_fifteen_goals_with_easy_and_medium_ones_and_several_have_hard_ones(shipped):
+    bands = {name: [site.band(goal.id) for goal in site.spec.goals] for name, site in shipped.items()}
+    assert {name: len(b) >= 15 and "easy" in b and "medium" in b for name, b in bands.items()} == dict.fromkeys(bands, True)
+    assert sum("hard" in b for b in bands.values()) >= 6
+    texts = [task_text(site, goal) for site in shipped.values() for goal in site.spec.goals]
+    assert len(set(texts)) == len(texts)  # templates make distinct tasks, not copies
 
 
 def test_load_sites_refuses_a_duplicate_name(tmp_path):

@@ -39,6 +39,7 @@ may might must if else up down out over under about after before again same othe
 QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"|(?<!\w)'([^']+)'(?!\w)")
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 WORD = re.compile(r"[A-Za-z0-9][\w'&./:@!+-]*")
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 CODE = re.compile(r"(?<![\d/:.])\d{4,8}(?![\d/:.])")
 
 
@@ -105,6 +106,8 @@ class Candidate:
     kind: str
     text: str
     key: str
+    target: str = ""
+    """The words of the page it acts on (element text, answer line, field names): for word overlap."""
     mark: int | None = None
     """The clicked element (a fill's submit button; None when a fill presses Enter)."""
     fields: tuple[Element, ...] = ()
@@ -114,7 +117,8 @@ class Candidate:
     def actions(self, typed: Sequence[str | None] = ()) -> list[Action]:
         """The tool calls; for a fill, `typed[i]` goes into fields[i] (None keeps its value)."""
         if self.kind == "fill":
-            calls = [Action(name="type", text=text, mark=f.mark) for f, text in zip(self.fields, typed) if text is not None]
+            calls = [Action(name="type", text=text, mark=f.mark)
+                     for f, text in zip(self.fields, typed) if text is not None]
             if self.mark is not None:
                 return [*calls, Action(name="click", mark=self.mark)]
             if not calls:  # nothing to type: submit the last field with Enter
@@ -176,33 +180,31 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
     """Every candidate of one observation, in a stable order (the keys are unique)."""
     out: list[Candidate] = []
     forms: dict[object, list[Element]] = {}
+    for element in elements or []:
+        if is_text_field(element):
+            forms.setdefault(_form_of(element), []).append(element)
     submits: dict[int, Element] = {}
     for element in elements or []:
         if is_text_field(element):
-            forms.setdefault(element.form if element.form is not None else f"field {element.mark}", []).append(element)
             continue
         kind = _kind(element)
-        if kind == "submit" and element.form is not None:
+        if kind == "submit" and element.form in forms:  # its fill submits it (keeping every field is a fill too)
             submits.setdefault(element.form, element)
-        out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", mark=element.mark))
+            continue
+        out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
         names = ", ".join(f'"{field_name(f)}"' for f in fields)
         then = f' and click "{submit.text}"' if submit else " and press Enter"
         key = f"fill {submit.mark if submit else 'enter ' + str(fields[-1].mark)}"
-        out.append(Candidate("fill", f"type into {names}{then}", key, mark=submit.mark if submit else None,
-                             fields=tuple(fields)))
+        out.append(Candidate("fill", f"type into {names}{then}", key, " ".join(field_name(f) for f in fields),
+                             mark=submit.mark if submit else None, fields=tuple(fields)))
     out.append(Candidate("done", f'answer "{DONE}"', "done", answer=DONE))
     for i, line in enumerate(answer_lines(page_text)):
-        out.append(Candidate("answer", f'answer "{line}"', f"answer {i}", answer=line))
+        out.append(Candidate("answer", f'answer "{line}"', f"answer {i}", line, answer=line))
     out += [Candidate("scroll_down", "scroll down", "scroll down"), Candidate("scroll_up", "scroll up", "scroll up"),
             Candidate("back", "go back", "back")]
     return out
-
-
-def fill_options(candidate: Candidate, task_phrases: Sequence[Phrase]) -> list[list[Phrase | None]]:
-    """Per text field of a fill: None (keep the current value) then every phrase."""
-    return [[None, *task_phrases] for _ in candidate.fields]
 
 
 # ---- recorded steps back to candidates ---------------------------------------------------------
@@ -286,11 +288,13 @@ def step_choices(elements: Sequence[Element] | None, page_text: str | None,
                 return choices, candidates, f"click at no visible element ({action})"
             if is_text_field(target):
                 continue  # focusing a field before typing
-            if pending.form is not None and target.form is not None and _form_of(target) == pending.form \
-                    and _kind(target) == "submit":
+            if _kind(target) == "submit" and target.form in fills:
+                if pending.form != target.form:
+                    flush(False)
+                    pending.form = target.form
                 flush(True)
                 continue
-            choices.append(Choice(f"click {target.mark}"))
+            choices.append(Choice(f"click {target.mark}"))  # a radio between typing keeps the typing pending
         elif action.name == "scroll":
             flush(False)
             choices.append(Choice(f"scroll {'up' if (action.direction or 'down') == 'up' else 'down'}"))
@@ -300,15 +304,31 @@ def step_choices(elements: Sequence[Element] | None, page_text: str | None,
         elif action.name == "answer":
             flush(False)
             text = action.text or ""
-            known = next((c for c in candidates if c.kind in ("answer", "done") and c.answer == text), None)
+            known = next((c for c in candidates if c.kind in ("answer", "done") and c.answer == text), None) \
+                or quoting_line(candidates, text)
             if known is None:
-                known = Candidate("answer", f'answer "{text}"', f"answer {len(candidates)}", answer=text)
+                known = Candidate("answer", f'answer "{text}"', f"answer {len(candidates)}", text, answer=text)
                 candidates.append(known)
             choices.append(Choice(known.key))
         else:
             return choices, candidates, f"no candidate does {action.name}"
     flush(False)
     return choices, candidates, None
+
+
+def first_number(text: str) -> float | None:
+    """The first number in a text ('$61.50' -> 61.5), as the verifier reads answers."""
+    match = NUMBER.search(text.replace(",", ""))
+    return float(match.group(0)) if match else None
+
+
+def quoting_line(candidates: Sequence[Candidate], answer: str) -> Candidate | None:
+    """The shortest answer line that gives the same answer: it contains the text, or, for a number,
+    starts with the same number (an oracle's "45" is the page's "$45.00")."""
+    number = first_number(answer) if NUMBER.fullmatch(answer.strip()) else None
+    lines = [c for c in candidates if c.kind == "answer" and c.answer and (
+        answer in c.answer or (number is not None and first_number(c.answer) == number))]
+    return min(lines, key=lambda c: len(c.answer), default=None)
 
 
 def page_context(url: str | None, title: str | None) -> str:

@@ -14,7 +14,7 @@ from webgym import PROJECT_ROOT
 from webgym.config import SitesConfig
 from webgym.sites.expr import SpecError
 from webgym.sites.search import SearchLimit
-from webgym.sites.site import Site, load_sites
+from webgym.sites.site import Site, load_sites, search_paths
 from schemas.tasks import HORIZONS, difficulty_band
 from stages.decompose import decomposition_plan
 from webgym.sites.tasks import export_tasks
@@ -29,12 +29,15 @@ def _settings(ctx: typer.Context) -> SitesConfig:
     return ctx.obj["config"].sites
 
 
+def _project_path(path: str) -> Path:
+    return Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
+
+
 def _sites(ctx: typer.Context, names: list[str] | None = None) -> dict[str, Site]:
     settings = _settings(ctx)
-    directory = Path(settings.specs_dir)
     try:
-        return load_sites(directory if directory.is_absolute() else PROJECT_ROOT / directory, names,
-                          settings.max_states)
+        return load_sites(_project_path(settings.specs_dir), names, settings.max_states,
+                          _project_path(settings.cache_dir) if settings.cache_dir else None)
     except SpecError as error:
         err_console.print(f"[red]invalid site spec[/red]\n{error}")
         raise typer.Exit(2) from None
@@ -42,10 +45,13 @@ def _sites(ctx: typer.Context, names: list[str] | None = None) -> dict[str, Site
 
 @sites_app.command("list")
 def list_sites(ctx: typer.Context) -> None:
-    """One site a line: name, host name, domain, number of goals."""
+    """One site a line: name, host name, domain, number of goals and how many fall in each band."""
     for site in _sites(ctx).values():
         spec = site.spec
-        console.print(f"{spec.name:<12} {spec.hostname:<22} {spec.domain:<10} {len(spec.goals)} goals", highlight=False)
+        bands = [site.band(goal.id) for goal in spec.goals]
+        counts = ", ".join(f"{bands.count(band)} {band}" for band in HORIZONS)
+        console.print(f"{spec.name:<12} {spec.hostname:<22} {spec.domain:<10} {len(spec.goals)} goals: {counts}",
+                      highlight=False)
 
 
 @sites_app.command("paths")
@@ -56,6 +62,7 @@ def paths(
 ) -> None:
     """Print the shortest oracle path of every goal of a site (each ends with the answer)."""
     loaded = _sites(ctx, [site])[site]
+    search_paths([loaded], _settings(ctx).search_workers)
     for goal in loaded.spec.goals:
         choices: list[tuple[int, ...] | None] = [None]
         if subsets:
@@ -88,16 +95,17 @@ def verify(
     settings = _settings(ctx)
     started = time.monotonic()
     loaded = _sites(ctx, sites)
+    total = sum(len(site.spec.goals) for site in loaded.values())
+    searched = search_paths(list(loaded.values()), settings.search_workers)
     for site in loaded.values():
         try:
             site.validate()
         except (SpecError, SearchLimit) as error:
             err_console.print(f"[red]{error}[/red]")
             raise typer.Exit(1) from None
-    searched = time.monotonic()
-    shots = Path(settings.reports_dir)
+    found = time.monotonic()
     results = verify_sites(list(loaded.values()), concurrency=concurrency or settings.replay_concurrency,
-                           shots=shots if shots.is_absolute() else PROJECT_ROOT / shots)
+                           shots=_project_path(settings.reports_dir))
     for result in results:
         mark = "[green]ok[/green]  " if result.ok else "[red]FAIL[/red]"
         line = f"{mark} {result.site:<12} {result.goal:<34} {result.steps:>2} steps {result.seconds:5.1f} s"
@@ -107,8 +115,9 @@ def verify(
     failed = [r for r in results if not r.ok]
     replayed = time.monotonic()
     console.print(f"{len(results) - len(failed)}/{len(results)} oracle paths confirmed in Chromium on {len(loaded)} "
-                  f"site(s) in {replayed - started:.0f} s (oracle search {searched - started:.0f} s, "
-                  f"replay {replayed - searched:.0f} s)", highlight=False)
+                  f"site(s) in {replayed - started:.0f} s (oracle search {found - started:.0f} s: {searched} of "
+                  f"{total} path(s) searched, the rest from the cache; replay {replayed - found:.0f} s)",
+                  highlight=False)
     if failed:
         raise typer.Exit(1)
 
@@ -127,6 +136,7 @@ def export(
     from webgym.sites.tasks import llm_rephraser
 
     loaded = list(_sites(ctx, sites).values())
+    search_paths(loaded, _settings(ctx).search_workers)
     try:
         if rephrase:
             from webgym.llm.client import LLM

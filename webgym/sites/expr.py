@@ -136,6 +136,20 @@ UNARY_OPS = frozenset({"exists", "not_null"})
 LEFT_KEYS = ("var", "param", "page", "answer", "expr")
 
 
+def row_matches(row: dict[str, Any], columns: list[str], test: Callable[[Any, Any], bool], wanted: Any) -> bool:
+    """A data row passes a filter when any of the columns passes (views and goal templates)."""
+    return any(test(freeze(row.get(c)), wanted) for c in columns)
+
+
+def order_rows(rows: list[dict[str, Any]], keys: Iterable[str]) -> list[dict[str, Any]]:
+    """Rows sorted by fields, the first key first ('-field': descending); stable, missing values apart."""
+    ordered = list(rows)
+    for key in reversed(list(keys)):
+        column = key.lstrip("-")
+        ordered.sort(key=lambda r, c=column: (r.get(c) is None, r.get(c)), reverse=key.startswith("-"))
+    return ordered
+
+
 def _number(value: Any) -> float | None:
     """The first number in a value ('$12.50' -> 12.5), for answers given as text."""
     if isinstance(value, bool) or value is None:

@@ -20,10 +20,14 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from webgym.sites.expr import OPS, Compiled, Compiler, Env, Record, SpecError, freeze, norm, thaw
+from webgym.sites.expr import (OPS, Compiled, Compiler, Env, Record, SpecError, freeze, norm, order_rows, row_matches,
+                               thaw)
 from webgym.sites.spec import ActionSpec, SiteSpec, VarSpec, ViewSpec
+
+if TYPE_CHECKING:
+    from webgym.sites.pathcache import PathCache
 
 ANSWER = "answer"
 """The agent's final action: not an FSM edge; every oracle path ends with it."""
@@ -157,6 +161,8 @@ class Machine:
         the variables of the views they use (views only rendered on pages do not count)."""
         self.relative_writes = frozenset(e.var for a in actions for e in a.effects if e.op in RELATIVE_OPS)
         """Variables changed relative to their old value (inc, append, toggle...)."""
+        self.paths: PathCache | None = None
+        """Oracle paths from the start state on disk (pathcache.py), when the site was given a directory."""
         self.preconditions: list[Compiled] = [c for a in actions for c in a.pre]
 
     # ---- compile -------------------------------------------------------------------------
@@ -247,12 +253,10 @@ class Machine:
                     continue
                 active.append((columns, test, wanted))
             for row in source(env):
-                if all(any(test(freeze(row.get(c)), wanted) for c in columns) for columns, test, wanted in active):
+                if all(row_matches(row, columns, test, wanted) for columns, test, wanted in active):
                     selected.append(row)
             if sort_by:
-                for key in reversed(sort_by[1].get(sort_by[0](env)) or []):
-                    column = key.lstrip("-")
-                    selected.sort(key=lambda r, c=column: (r.get(c) is None, r.get(c)), reverse=key.startswith("-"))
+                selected = order_rows(selected, sort_by[1].get(sort_by[0](env)) or [])
             total = len(selected)
             if size is None:
                 return ViewResult(selected, total, 1, 1)

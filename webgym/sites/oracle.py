@@ -67,10 +67,16 @@ def target(machine: Machine, checks: list[dict[str, Any]]) -> tuple[list[Compile
 def plan(machine: Machine, state: State, checks: list[dict[str, Any]], *, max_depth: int,
          max_states: int = 200_000) -> Plan | None:
     """Shortest plan from `state` that satisfies the checks, ending with the answer; None if none
-    fits in `max_depth` steps (the answer included)."""
+    fits in `max_depth` steps (the answer included). Plans from the start state come from the
+    machine's disk cache when it has one (pathcache.py) and go into it when searched."""
     conditions, expected = target(machine, checks)
-    path = shortest_path(machine, state, conditions, max_depth=max_depth - 1, max_states=max_states)
+    cache = machine.paths if machine.paths is not None and state == machine.initial() else None
+    path = cache.get(checks, conditions) if cache is not None else None
     if path is None:
+        path = shortest_path(machine, state, conditions, max_depth=max_depth - 1, max_states=max_states)
+        if path is not None and cache is not None:
+            cache.put(checks, path)
+    if path is None or len(path.steps) > max_depth - 1:
         return None
     final = Step.of(ANSWER, {"text": expected})
     return Plan(path.steps + [final], path.states, path.explored)

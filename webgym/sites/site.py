@@ -4,11 +4,14 @@ Loading compiles every expression (unknown variables, parameters, pages, tables 
 errors at their exact location) and checks the pages: every block's actions exist and are
 offered on that page, and every action is triggered by some element on every page that offers
 it. `Site.validate` then runs the oracle for every goal: a goal with no path within its
-difficulty band's step limit (10/20/30 for easy/medium/hard) is rejected.
+difficulty band's step limit (10/20/30 for easy/medium/hard) is rejected. Paths found are kept on
+disk (pathcache.py); `search_paths` finds the missing ones in parallel processes first.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from schemas.tasks import difficulty_band
 from webgym.sites.expr import SpecError
 from webgym.sites.machine import Machine
 from webgym.sites.oracle import Plan, plan, rubric_checks
+from webgym.sites.pathcache import CACHE_DIR, PathCache
 from webgym.sites.search import SearchLimit
 from webgym.sites.spec import SPECS_DIR, SiteSpec, load_site, spec_files
 from schemas.tasks import HORIZONS
@@ -43,10 +47,12 @@ class Problems:
 class Site:
     """One site, ready to serve, search and verify."""
 
-    def __init__(self, spec: SiteSpec, max_states: int = 200_000) -> None:
+    def __init__(self, spec: SiteSpec, max_states: int = 200_000, cache_dir: str | Path | None = None) -> None:
         self.spec = spec
         self.machine = Machine(spec)
         self.max_states = max_states
+        if cache_dir is not None:
+            self.machine.paths = PathCache(cache_dir, self.machine)
         self._check_pages()
         self._rubrics = {goal.id: self._rubric(i) for i, goal in enumerate(spec.goals)}
         self._paths: dict[tuple[str, tuple[int, ...] | None], Plan | None] = {}
@@ -59,7 +65,7 @@ class Site:
         goal = self.spec.goals[index]
         if [g.id for g in self.spec.goals].count(goal.id) > 1:
             raise SpecError(f"{self.spec.where()}: goals[{index}].id: duplicate goal id {goal.id!r}")
-        return goal_rubric(self.machine, goal, f"{self.spec.where()}: ")
+        return goal_rubric(self.machine, goal, f"{self.spec.where()}: " + (f"{goal.origin}: " if goal.origin else ""))
 
     def _check_pages(self) -> None:
         spec, machine = self.spec, self.machine
@@ -161,23 +167,58 @@ class Site:
             try:
                 paths[goal.id] = self.oracle_path(goal.id)
             except (SpecError, SearchLimit) as error:
-                problems.add(f"goals[{i}] ({goal.id})", str(error).split(": ", 2)[-1])
+                problems.add(f"{goal.id} from {goal.origin}" if goal.origin else f"goals[{i}] ({goal.id})",
+                             str(error).split(": ", 2)[-1])
         problems.raise_if_any()
         return paths
 
 
 def load_sites(directory: str | Path = SPECS_DIR, names: list[str] | None = None,
-               max_states: int = 200_000) -> dict[str, Site]:
-    """Every site in a directory of specs (or the named ones), by name."""
+               max_states: int = 200_000, cache_dir: str | Path | None = CACHE_DIR) -> dict[str, Site]:
+    """Every site in a directory of specs (or the named ones), by name; their oracle paths are kept
+    in `cache_dir` (None: in memory only)."""
     sites: dict[str, Site] = {}
     for path in spec_files(directory):
         spec = load_site(path)
         if spec.name in sites:
             raise SpecError(f"{path}: name: site {spec.name!r} is already defined by {sites[spec.name].spec.source}")
-        sites[spec.name] = Site(spec, max_states)
+        sites[spec.name] = Site(spec, max_states, cache_dir)
     if names:
         unknown = sorted(set(names) - set(sites))
         if unknown:
             raise SpecError(f"unknown site(s) {', '.join(unknown)}; sites are {', '.join(sorted(sites))}")
         return {name: sites[name] for name in names}
     return sites
+
+
+_WORKER_SITES: dict[str, Site] = {}
+"""The sites of a search worker process, built once when it starts."""
+
+
+def _start_worker(specs: list[tuple[SiteSpec, int, Path]]) -> None:
+    for spec, max_states, cache_dir in specs:
+        _WORKER_SITES[spec.name] = Site(spec, max_states, cache_dir)
+
+
+def _search(job: tuple[str, str]) -> None:
+    try:
+        _WORKER_SITES[job[0]].oracle_path(job[1])
+    except (SpecError, SearchLimit):
+        pass  # validate() searches it again in the parent and reports why
+
+
+def search_paths(sites: list[Site], workers: int) -> int:
+    """Search, in `workers` processes, the oracle path of every goal whose path is not on disk yet, so
+    that validate(), export and replay then read it from the cache; returns how many were missing.
+    With one worker, or sites without a cache directory, validate() searches them in this process."""
+    missing = [(site, goal.id) for site in sites for goal in site.spec.goals
+               if site.machine.paths is None or not site.machine.paths.has(rubric_checks(site.rubric(goal.id)))]
+    jobs = [(site, goal_id) for site, goal_id in missing if site.machine.paths is not None]
+    if workers < 2 or len(jobs) < 2:
+        return len(missing)
+    jobs.sort(key=lambda job: -job[0].rubric(job[1]).n_facts)  # the longest searches first: a shorter tail
+    specs = [(site.spec, site.max_states, site.machine.paths.directory) for site in {s.name: s for s, _ in jobs}.values()]
+    with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_start_worker, initargs=(specs,)) as pool:
+        list(pool.map(_search, [(site.name, goal_id) for site, goal_id in jobs]))
+    return len(missing)

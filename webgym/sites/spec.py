@@ -15,7 +15,8 @@ A spec file (webgym/sites/specs/<name>.yaml) holds:
              effect on the state and the page it leads to
     goals:   [{id, text, groups: [{description, facts: [CONDITION]}]}]
              goal predicates as fact groups: each fact is an exact condition on the final state (or
-             on the agent's answer, for question goals, whose `evidence` says where the answer is seen)
+             on the agent's answer, for question goals, whose `evidence` says where the answer is seen);
+             a goal with `vary` is a template, made once per combination of values (goals.py)
 
 `extends: GRAPH` starts from specs/graphs/GRAPH.yaml and deep-merges the site's own keys over it, so
 two sites can share one FSM graph with their own data, theme and goals. Expressions, conditions and
@@ -184,6 +185,31 @@ class GoalSpec(Model):
     groups: list[GroupSpec] = Field(min_length=1, description="Fact groups of the goal predicate; a question "
                                                               "goal's answer fact carries `evidence`, the "
                                                               "conditions under which the answer is on screen.")
+    origin: str | None = Field(default=None, description="Set on goals made from a template (goals.py): the "
+                                                         "template's place and the values, for error messages.")
+
+
+class GoalQuery(Model):
+    """Rows of a data table that a goal template is instantiated over, filtered and ordered like a view."""
+
+    source: str = Field(alias="from", description="Data table.")
+    where: list[Filter] = Field(default_factory=list, description="Row filters, all must hold; a value may "
+                                                                  "name bindings made before this one.")
+    sort: list[str] = Field(default_factory=list, description="Row fields, the first one first; '-field' "
+                                                             "sorts descending; may name earlier bindings.")
+    offset: int = Field(default=0, ge=0, description="Rows skipped after sorting (4: the first of page 2).")
+    limit: int | None = Field(default=None, ge=1, description="Most rows kept (1: the best match only).")
+
+
+class GoalTemplate(Model):
+    """A goal written once and made once per combination of values (see goals.py)."""
+
+    id: str = Field(description="Id pattern; the bindings it names make each goal's id unique.")
+    vary: dict[str, list[Any] | GoalQuery] = Field(
+        min_length=1, description="Name -> literal values, or a query over a data table; every combination "
+                                  "makes one goal.")
+    text: str = Field(description="Task text pattern.")
+    groups: list[dict[str, Any]] = Field(min_length=1, description="Fact groups, as in a goal, with placeholders.")
 
 
 class SiteSpec(Model):
@@ -250,6 +276,10 @@ def parse_site(raw: Any, source: str) -> SiteSpec:
             known = sorted(p.stem for p in GRAPHS_DIR.glob("*.yaml"))
             raise SpecError(f"{source}: extends: unknown graph {raw['extends']!r} (graphs: {', '.join(known)})")
         raw = deep_merge(_read(graph_file), {k: v for k, v in raw.items() if k != "extends"})
+    from webgym.sites.goals import expand_goals
+
+    if isinstance(raw.get("goals"), list):
+        raw = {**raw, "goals": expand_goals(raw["goals"], raw.get("data"), source)}
     try:
         spec = SiteSpec.model_validate(raw)
     except ValidationError as error:

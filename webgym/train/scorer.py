@@ -1,0 +1,271 @@
+"""Training the set-of-marks scorer on accepted steps, in seconds to a minute on 2 CPU cores.
+
+Reads top to bottom: samples (each accepted step rebuilt from the lake's rows exactly as the policy
+saw it) -> loss (the objectives table of webgym/train/objectives.py) -> loop -> checkpoint.
+A step's "tokens" are its decisions: column 0 of the (B, K) log-probabilities is the chosen
+candidate, columns 1.. the phrases a fill typed into its fields, so filtered BC, SFT, REINFORCE
+and GRPO apply unchanged. Oracle steps (clicks at x, y, a whole form in one step) become the
+same decisions (webgym/policies/candidates.py: step_choices).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import logging
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from schemas.checkpoints import Checkpoint
+from schemas.steps import Action, Element
+from webgym.lake import Lake
+from webgym.policies.candidates import Phrase, page_context, phrases, step_choices
+from webgym.policies.scorer import (Chosen, Decision, FieldFeatures, FlatFeatures, Scorer, TextEmbeddings,
+                                    field_features, flat_features, weights_id)
+from webgym.policies.scorer_config import ScorerTrainConfig
+from webgym.train.config import TrainConfig
+from webgym.train.objectives import OBJECTIVES, LossInputs
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ScorerSample:
+    """One decision to learn: the features the policy saw, what it chose, and how much it counts."""
+
+    sample_id: str
+    flat: FlatFeatures
+    chosen: int
+    fields: list[FieldFeatures] = field(default_factory=list)
+    typed: list[int] = field(default_factory=list)
+    """Per fill field, the chosen option (0 keeps the value, 1 + i types phrase i)."""
+    weight: float = 1.0
+    advantage: float = 0.0
+
+
+def _elements(raw: object) -> list[Element] | None:
+    if raw is None:
+        return None
+    return [Element.model_validate(e) for e in raw]
+
+
+def _actions(raw: object) -> list[Action]:
+    return [Action.model_validate(a) for a in raw] if raw is not None else []
+
+
+def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame, accepted: pd.DataFrame,
+                   embed: TextEmbeddings, history: int = 3) -> tuple[list[ScorerSample], list[str]]:
+    """Samples for the accepted (trajectory_id, t) rows (with weight and advantage), rebuilt from
+    their trajectories' steps in order, and one problem line per step that could not be rebuilt
+    (it is skipped; the rest go on). An oracle step gives one sample per decision it makes."""
+    wanted = accepted.set_index(["trajectory_id", "t"])[["weight", "advantage"]]
+    if wanted.index.duplicated().any():
+        first = wanted.index[wanted.index.duplicated()][0]
+        raise ValueError(f"accepted has several rows for step {first[0]}:{first[1]}; pass the rows of one "
+                         f"objective and iteration")
+    meta = trajectories.set_index("trajectory_id")[["task_id", "horizon"]]
+    texts = tasks.set_index("task_id")["text"]
+    samples: list[ScorerSample] = []
+    problems: list[str] = []
+    ids = set(accepted["trajectory_id"])
+    for trajectory_id, rows in steps[steps["trajectory_id"].isin(ids)].sort_values("t").groupby("trajectory_id"):
+        if trajectory_id not in meta.index or meta.at[trajectory_id, "task_id"] not in texts.index:
+            problems.append(f"{trajectory_id}: no trajectory or task row")
+            continue
+        task = texts[meta.at[trajectory_id, "task_id"]]
+        horizon = int(meta.at[trajectory_id, "horizon"])
+        earlier: list[Chosen] = []
+        for row in rows.itertuples(index=False):
+            elements, actions = _elements(row.elements), _actions(row.actions)
+            choices, candidates, problem = step_choices(elements, row.page_text, actions)
+            name = f"{trajectory_id}:{row.t}"
+            if problem or elements is None:
+                problems.append(f"{name}: {problem or 'no set-of-marks elements recorded'}")
+            by_key = {c.key: c for c in candidates}
+            task_phrases = phrases(task, row.page_text)
+            keep = (trajectory_id, row.t) in wanted.index
+            for n, choice in enumerate(choices):
+                candidate = by_key[choice.key]
+                known = {p.text for p in task_phrases}
+                task_phrases += [Phrase(t, "", "added") for t in dict.fromkeys(choice.typed) if t and t not in known]
+                if keep:
+                    decision = Decision(task, page_context(row.url, row.title), tuple(earlier), candidates,
+                                        list(task_phrases), int(row.t), horizon)
+                    weight, advantage = wanted.loc[(trajectory_id, row.t)]
+                    sample = ScorerSample(name + (f".{n}" if len(choices) > 1 else ""),
+                                          _compact(flat_features(decision, embed, history)),
+                                          candidates.index(candidate), weight=float(weight),
+                                          advantage=0.0 if pd.isna(advantage) else float(advantage))
+                    if candidate.kind == "fill":
+                        options = [None, *(p.text for p in task_phrases)]
+                        sample.fields = [_compact(f) for f in field_features(decision, candidate, embed)]
+                        sample.typed = [options.index(t) for t in choice.typed]
+                    samples.append(sample)
+                earlier.append(Chosen(candidate.text, choice.typed))
+    return samples, problems
+
+
+def _compact(features: FlatFeatures | FieldFeatures) -> FlatFeatures | FieldFeatures:
+    """Vectors kept as float16 (a few thousand samples fit in a few hundred MB)."""
+    for name, value in vars(features).items():
+        if name != "scalars":
+            setattr(features, name, value.astype(np.float16))
+    return features
+
+
+# ---- batches ---------------------------------------------------------------------------------
+
+def _stack(arrays: list[np.ndarray], length: int) -> torch.Tensor:
+    """Pad the first axis of each array to `length` and stack: (B, length, ...)."""
+    out = np.zeros((len(arrays), length, *arrays[0].shape[1:]), dtype=np.float32)
+    for i, array in enumerate(arrays):
+        out[i, :len(array)] = array
+    return torch.from_numpy(out)
+
+
+def _masked_logprobs(logits: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+    valid = torch.arange(logits.shape[1])[None, :] < torch.tensor(sizes)[:, None]  # (B, N)
+    return torch.log_softmax(logits.masked_fill(~valid, float("-inf")), dim=-1)
+
+
+@dataclass
+class _Scored:
+    """Log-softmax scores of a batch: candidates (B, N) and fill fields (F, M) with their owners."""
+
+    candidates: torch.Tensor
+    fields: torch.Tensor | None
+    field_rows: torch.Tensor  # (F,) sample of each field
+    field_cols: torch.Tensor  # (F,) 1 + the field's index in its fill
+    typed: torch.Tensor  # (F,) chosen option of each field
+
+
+def _score(net: torch.nn.Module, batch: list[ScorerSample]) -> _Scored:
+    sizes = [len(s.flat.candidates) for s in batch]
+    logits = net.candidate_scores(
+        torch.from_numpy(np.stack([s.flat.task for s in batch]).astype(np.float32)),
+        torch.from_numpy(np.stack([s.flat.page for s in batch]).astype(np.float32)),
+        torch.from_numpy(np.stack([s.flat.history for s in batch]).astype(np.float32)),
+        _stack([s.flat.candidates for s in batch], max(sizes)), _stack([s.flat.scalars for s in batch], max(sizes)))
+    fields = [(b, j, f, s.typed[j]) for b, s in enumerate(batch) for j, f in enumerate(s.fields)]
+    scored = _Scored(_masked_logprobs(logits, sizes), None, torch.tensor([b for b, *_ in fields], dtype=torch.long),
+                     torch.tensor([1 + j for _, j, *_ in fields], dtype=torch.long),
+                     torch.tensor([t for *_, t in fields], dtype=torch.long))
+    if fields:
+        option_sizes = [len(f.options) for _, _, f, _ in fields]
+        m = max(option_sizes)
+        option_logits = net.option_scores(
+            torch.from_numpy(np.stack([f.label for _, _, f, _ in fields]).astype(np.float32)),
+            _stack([f.options for _, _, f, _ in fields], m), _stack([f.contexts for _, _, f, _ in fields], m),
+            _stack([f.scalars for _, _, f, _ in fields], m))  # (F, M)
+        scored.fields = _masked_logprobs(option_logits, option_sizes)
+    return scored
+
+
+def batch_logprobs(net: torch.nn.Module, batch: list[ScorerSample]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, K) log-probabilities of each sample's decisions (candidate, then fill fields) and their mask."""
+    scored = _score(net, batch)
+    chosen = torch.tensor([s.chosen for s in batch])
+    width = 1 + max(len(s.fields) for s in batch)
+    logprobs = torch.cat([scored.candidates.gather(1, chosen[:, None]), torch.zeros(len(batch), width - 1)], dim=1)
+    mask = torch.zeros(len(batch), width)
+    mask[:, 0] = 1.0
+    if scored.fields is not None:
+        picked = scored.fields.gather(1, scored.typed[:, None])[:, 0]  # (F,)
+        logprobs = logprobs.index_put((scored.field_rows, scored.field_cols), picked)
+        mask[scored.field_rows, scored.field_cols] = 1.0
+    return logprobs, mask
+
+
+def decision_accuracy(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int = 256) -> float:
+    """Fraction of samples whose best-scored candidate, and each fill field's best option, is the one chosen."""
+    net.eval()
+    right = 0
+    with torch.no_grad():
+        for start in range(0, len(samples), batch_size):
+            batch = samples[start:start + batch_size]
+            scored = _score(net, batch)
+            ok = scored.candidates.argmax(dim=1) == torch.tensor([s.chosen for s in batch])  # (B,)
+            if scored.fields is not None:
+                wrong = scored.fields.argmax(dim=1) != scored.typed  # (F,)
+                ok[scored.field_rows[wrong]] = False
+            right += int(ok.sum())
+    return right / max(len(samples), 1)
+
+
+# ---- training --------------------------------------------------------------------------------
+
+@dataclass
+class ScorerTrainResult:
+    scorer: Scorer
+    """The trained scorer (a copy: the input scorer is unchanged); its id hashes its weights."""
+    metrics: dict[str, float]
+    """train/loss (last epoch's mean), train/accuracy (greedy choice = the sample's), train/samples, ..."""
+    history: list[dict[str, float]] = field(default_factory=list)
+    """Per-epoch metrics."""
+
+
+def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: ScorerTrainConfig) -> ScorerTrainResult:
+    """Fit a copy of the scorer to the samples with the configured objective."""
+    if not samples:
+        raise ValueError("train_scorer: no samples to train on (no accepted step could be rebuilt)")
+    objective = OBJECTIVES[config.objective]
+    loss_config = TrainConfig(objective=config.objective)  # GRPO's clip range and KL settings
+    torch.manual_seed(config.seed)
+    net = copy.deepcopy(scorer.net)
+    optimizer = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    order = np.random.default_rng(config.seed)
+    old: dict[int, torch.Tensor] = {}
+    if objective.needs_old_logprobs:  # the policy that sampled the steps is the one training starts from
+        net.eval()
+        with torch.no_grad():
+            for start in range(0, len(samples), config.batch_size):
+                logprobs, _ = batch_logprobs(net, samples[start:start + config.batch_size])
+                old.update({start + i: row for i, row in enumerate(logprobs)})
+    started = time.monotonic()
+    history: list[dict[str, float]] = []
+    steps = 0
+    for epoch in range(config.epochs):
+        net.train()
+        losses = []
+        permutation = order.permutation(len(samples))
+        for start in range(0, len(samples), config.batch_size):
+            chosen = permutation[start:start + config.batch_size].tolist()
+            batch = [samples[i] for i in chosen]
+            logprobs, mask = batch_logprobs(net, batch)  # (B, K)
+            old_logprobs = None
+            if old:
+                old_logprobs = torch.zeros_like(logprobs)
+                for row, i in enumerate(chosen):
+                    old_logprobs[row, :len(old[i])] = old[i][:logprobs.shape[1]]
+            loss, _ = objective.loss(LossInputs(
+                logprobs, mask, torch.tensor([s.weight for s in batch]), torch.tensor([s.advantage for s in batch]),
+                old_logprobs), loss_config)
+            optimizer.zero_grad()
+            loss.backward()
+            if config.max_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
+            optimizer.step()
+            losses.append(float(loss.detach()))
+            steps += 1
+        history.append({"train/epoch": float(epoch + 1), "train/loss": float(np.mean(losses))})
+        log.info("scorer epoch %d: train/loss %.4f", epoch + 1, history[-1]["train/loss"])
+    net.eval()
+    trained = Scorer(net, f"scorer-{weights_id(net)}", scorer.hidden, scorer.dropout, scorer.history,
+                     base=scorer.checkpoint_id)
+    metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, samples),
+               "train/samples": float(len(samples)), "train/steps": float(steps),
+               "train/seconds": time.monotonic() - started}
+    log.info("scorer %s: %s", trained.checkpoint_id, metrics)
+    return ScorerTrainResult(trained, metrics, history)
+
+
+def record_checkpoint(lake: Lake, scorer: Scorer, path: str, iteration: int, objective: str,
+                      metrics: dict[str, float], run_id: str) -> None:
+    """One checkpoints row for a saved scorer (its id is the version its rollouts record)."""
+    row = Checkpoint(checkpoint_id=scorer.checkpoint_id, iteration=iteration, path=path, base=scorer.base,
+                     objective=objective, metrics=metrics, created_at=dt.datetime.now(dt.UTC))
+    lake.write_table("checkpoints", pd.DataFrame([row.model_dump()]), run_id=run_id)
