@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow.dataset as ds
@@ -20,6 +21,8 @@ from flows.runners import task_runner
 from stages.sample import evaluation_batch, training_batch
 from webgym.config import Config, load_config
 from webgym.lake import Lake
+from webgym.policies.settings import policy_overrides
+from webgym.rollout.episode_run import trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
 
 
@@ -27,6 +30,9 @@ from webgym.rollout.runner import rollout_tasks
 class RolloutReport:
     """What the flow did, summed over shards."""
 
+    run_key: str = ""
+    trajectory_ids: list[str] = field(default_factory=list)
+    """Every episode of this rollout, run now or by an earlier try."""
     episodes: int = 0
     skipped: int = 0
     steps: int = 0
@@ -64,19 +70,29 @@ def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: 
 
 @flow(name="rollout")
 def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size: int | None = 32,
-            policy: Literal["chat", "local", "oracle", "random"] | None = None,
+            policy: Literal["chat", "local", "scorer", "oracle", "random"] | None = None,
+            checkpoint: str | None = None, greedy: bool = False,
             engine: Literal["async", "sync"] | None = None, concurrency: int | None = None,
             group_size: int | None = None, horizons: dict[str, int] | None = None, shards: int | None = None,
             config_path: str | None = None, data_dir: str | None = None) -> RolloutReport:
-    """Roll out `size` tasks of `split` for `iteration`; unset parameters come from the profile."""
+    """Roll out `size` tasks of `split` for `iteration` (all of the split when None); unset parameters
+    come from the profile. `checkpoint` points the policy at a checkpoint directory; `greedy` decodes
+    without sampling (evaluation)."""
     config = rollout_config(config_path, data_dir, policy=policy, engine=engine, concurrency=concurrency,
                             group_size=group_size, horizons=horizons, shards=shards)
+    if checkpoint or greedy:
+        config = rollout_config(config_path, data_dir, policy=config.policy.kind, engine=engine,
+                                concurrency=concurrency, group_size=group_size, horizons=horizons, shards=shards,
+                                **policy_overrides(config.policy.kind, checkpoint, greedy))
     root = config.data_root()
-    ids = select_tasks(root, split, size, config.taskset.sample.ratio, config.taskset.sample.seed + iteration)
-    run_key = f"it{iteration}-{split}-{config.policy.kind}"
+    # A fresh training batch every iteration; the same held-out tasks every time, so evaluations compare.
+    seed = config.taskset.sample.seed + (iteration if split == "train" else 0)
+    ids = select_tasks(root, split, size, config.taskset.sample.ratio, seed)
+    run_key = f"it{iteration}-{split}-{config.policy.kind}" + (f"-{Path(checkpoint).name}" if checkpoint else "")
     count = max(1, min(config.rollout.shards, len(ids)))
     futures = [rollout_shard.submit(ids[i::count], config, iteration, run_key, i) for i in range(count)]
-    report = RolloutReport()
+    report = RolloutReport(run_key, [trajectory_id_for(run_key, task_id, sample)
+                                     for task_id in ids for sample in range(config.rollout.group_size)])
     for future in futures:
         report.add(future.result())
     quality_gate(root, ["trajectories", "steps", "blocklist"])
@@ -84,10 +100,11 @@ def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size:
 
 
 def rollout_config(config_path: str | None, data_dir: str | None, **overrides: Any) -> Config:
-    """The profile with the flow's parameters applied (None means: keep the profile's value)."""
+    """The profile with the flow's parameters applied (None means: keep the profile's value); other
+    keys are dotted profile paths."""
     fields = {"policy": "policy.kind", "engine": "rollout.engine", "concurrency": "rollout.concurrency",
               "group_size": "rollout.group_size", "horizons": "rollout.horizons", "shards": "rollout.shards"}
-    dotted = {fields[k]: v for k, v in overrides.items() if v is not None}
+    dotted = {fields.get(k, k): v for k, v in overrides.items() if v is not None}
     if data_dir:
         dotted["lake.data_dir"] = data_dir
     return load_config(config_path, dotted)

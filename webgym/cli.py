@@ -20,6 +20,7 @@ from webgym.lake import Lake
 from webgym.llm.cli import llm_app
 from webgym.models.cli import models_app
 from webgym.prefect_env import configure_prefect
+from webgym.evaluate_cli import evaluate_command
 from webgym.rollout.cli import bench_app, rollout_command
 from webgym.sites.cli import sites_app
 from webgym.taskset_cli import ingest, taskset_app
@@ -37,6 +38,7 @@ app.add_typer(judge_app, name="judge")
 app.add_typer(sites_app, name="sites")
 app.command()(ingest)
 app.command("rollout")(rollout_command)
+app.command("evaluate")(evaluate_command)
 app.add_typer(bench_app, name="bench")
 
 console = Console()
@@ -195,6 +197,20 @@ def warehouse_build(ctx: typer.Context) -> None:
 
     path = warehouse.build(_lake(ctx), _config(ctx).warehouse_path(), tuple(_config(ctx).judge.priority))
     console.print(f"warehouse written to {path}")
+
+
+@app.command()
+def report(
+    ctx: typer.Context,
+    out: Annotated[Path | None, typer.Option(
+        help="HTML file to write (default: reports/report.html beside the lake's folder).")] = None,
+) -> None:
+    """Write a static HTML report with plots from the warehouse views and print its path."""
+    from webgym import report as html_report
+
+    lake = _lake(ctx, must_exist=True)
+    path = html_report.write_report(lake, out or html_report.default_path(lake), _config(ctx).profile)
+    typer.echo(path.resolve())
 
 
 @app.command()

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from schemas.judgments import JUDGE_PRIORITY
 from webgym import PROJECT_ROOT
 from webgym.env.episode import EnvConfig
-from webgym.policies.scorer_config import ScorerConfig
 from webgym.policies.settings import PolicyConfig
 from webgym.rollout.collect import RolloutConfig
 from webgym.train.config import TrainConfig
@@ -181,6 +180,56 @@ class JudgeConfig(Section):
         return value
 
 
+class AcceptConfig(Section):
+    """Which recorded steps a training iteration learns from (stages/accept.py; WebGym 5 and appendix F,
+    OpenWebRL 4.2-4.4, WebAgent-R1 2)."""
+
+    objective: Literal["filtered_bc", "reinforce", "grpo", "sft"] = Field(
+        default="filtered_bc",
+        description="Selection rule, matching the loss the trainer uses (train.objective): filtered_bc (successful "
+                    "trajectories, WebGym eq. 1), reinforce (every judged trajectory, reward minus the task's mean), "
+                    "grpo (groups of one task, group-normalised advantages), sft (shortest success per task).")
+    replay_iterations: int = Field(
+        default=1, ge=1,
+        description="filtered_bc: the replay buffer holds the successful trajectories of the last k rollout iterations "
+                    "(WebGym: 4 or 8); 1 learns from the newest iteration only. reinforce and grpo are on-policy: "
+                    "newest iteration only.")
+    recency_power: float = Field(
+        default=1.0, ge=0,
+        description="filtered_bc draw: a step of age a iterations is drawn with probability proportional to "
+                    "(a + 1) ** -power (WebGym's recency bias power: 1 or 2); 0 draws uniformly.")
+    samples_per_iteration: int | None = Field(
+        default=None, ge=1,
+        description="filtered_bc: steps drawn from the replay buffer per iteration, without replacement (WebGym: 1200 "
+                    "or 1800); null keeps every kept step of the buffer (no draw).")
+    seed: int = Field(default=0, description="Seed of the replay draw (combined with the iteration: reproducible, "
+                                             "different every iteration).")
+    repetition_penalty: bool = Field(
+        default=True,
+        description="WebGym's repetition penalty: a step whose next step shows the same screenshot (same blob hash) "
+                    "is not learned from, even in a successful trajectory (it still gets a negative advantage).")
+    keep_parse_errors: bool = Field(
+        default=False,
+        description="Learn from steps whose response could not be parsed when they are reinforced (weight or "
+                    "positive advantage); false drops them, so a success never teaches a malformed answer.")
+    grpo_min_group_size: int = Field(
+        default=2, ge=2,
+        description="grpo: a group needs at least this many judged, unblocked trajectories to count (blocked and "
+                    "unjudged episodes leave a group).")
+    grpo_target_groups: int = Field(
+        default=8, ge=1,
+        description="grpo: effective groups (reward variance > 0) one update wants; DAPO's dynamic sampling rolls "
+                    "out more tasks until it is met, so accept reports groups_missing.")
+    sft_max_per_website: int | None = Field(
+        default=6, ge=1,
+        description="sft: at most this many tasks per website (OpenWebRL 4.2: 412 trajectories over 70 websites, "
+                    "about 6); null: no cap.")
+    sft_oracle: bool = Field(
+        default=True,
+        description="sft: oracle trajectories (policy oracle) of train-split sites may serve as demonstrations "
+                    "(AutoWebWorld); those of test-split sites never do.")
+
+
 class DedupConfig(Section):
     """Exact and near-duplicate task filtering (WebGym's seed merge, OpenWebRL's task filtering)."""
 
@@ -210,6 +259,25 @@ class DedupConfig(Section):
         default=20000, ge=1,
         description="Task counts below this use exact search; above it an IVF index (approximate).")
     nprobe: int = Field(default=16, ge=1, description="IVF cells searched per query: higher finds more, slower.")
+    exempt_sources: list[str] = Field(
+        default=["synthetic"],
+        description="Sources never dropped nor embedded: their tasks differ by construction (synthetic goals have "
+                    "distinct exact checks, however alike their template texts read).")
+
+
+class AnnotateConfig(Section):
+    """Annotation of seed tasks: website and start URL, domain and subdomain, rubric as fact groups."""
+
+    purpose: str = Field(
+        default="rubric",
+        description="LLM purpose of the annotation calls: llm.endpoints.<purpose>, else llm.default.")
+    batch_size: int = Field(
+        default=256, ge=1,
+        description="Tasks annotated concurrently and then written as one part: an interrupted run keeps every "
+                    "finished batch (LLM concurrency itself is bounded per endpoint by llm max_concurrency).")
+    max_tokens: int = Field(
+        default=2048, ge=256,
+        description="Completion limit per annotation; an answer cut off at it is invalid and asked again.")
 
 
 class DecomposeConfig(Section):
@@ -235,6 +303,11 @@ class SplitConfig(Section):
     whole_site_sources: list[str] = Field(
         default=["synthetic"],
         description="Sources whose held-out websites give all their (original) tasks to the test set.")
+    held_out_websites: list[str] | None = Field(
+        default=None,
+        description="Websites of whole_site_sources held out by name (e.g. the synthetic sites' host names); when "
+                    "set, only these of those sources' websites are test websites and the random draw covers the "
+                    "other sources' websites. Null: whole-site sources' websites join the random draw.")
     seed: int = Field(default=0, description="Seed of the draw of test websites and tasks.")
 
 
@@ -249,9 +322,10 @@ class SampleConfig(Section):
 
 
 class TasksetConfig(Section):
-    """Task-set construction: dedup, decomposition, split, sampling."""
+    """Task-set construction: dedup, annotation, decomposition, split, sampling."""
 
     dedup: DedupConfig = Field(default_factory=DedupConfig)
+    annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
     decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)
     split: SplitConfig = Field(default_factory=SplitConfig)
     sample: SampleConfig = Field(default_factory=SampleConfig)
@@ -294,11 +368,11 @@ class Config(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     sites: SitesConfig = Field(default_factory=SitesConfig)
+    accept: AcceptConfig = Field(default_factory=AcceptConfig)
     train: TrainConfig = Field(default_factory=TrainConfig)
     env: EnvConfig = Field(default_factory=EnvConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
-    scorer: ScorerConfig = Field(default_factory=ScorerConfig)
 
     def data_root(self) -> str:
         """The lake root as an absolute path or a URL."""

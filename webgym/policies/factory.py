@@ -1,5 +1,5 @@
 """Policies by name, as the profile's `policy` block chooses them: chat (an OpenAI-compatible
-endpoint), local (a checkpoint loaded in-process), oracle (synthetic sites, privileged) and random.
+endpoint), local (a checkpoint loaded in-process), scorer (the set-of-marks scorer), oracle (synthetic sites, privileged) and random.
 Each opener is a context manager, so what a policy holds (the LLM ledger, a worker thread) is closed."""
 
 from __future__ import annotations
@@ -46,6 +46,19 @@ def _local(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Si
 
 
 @contextmanager
+def _scorer(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
+    from webgym.policies.scorer import ScorerPolicy, open_scorer
+
+    settings = config.scorer
+    policy = ScorerPolicy(open_scorer(settings), temperature=settings.temperature, greedy=settings.greedy,
+                          seed=settings.seed)
+    try:
+        yield policy
+    finally:
+        policy.close()
+
+
+@contextmanager
 def _oracle(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
     from webgym.policies.oracle import SiteOracle
 
@@ -59,7 +72,8 @@ def _random(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, S
     yield RandomPolicy(config.seed)
 
 
-POLICIES: dict[str, Opener] = {"chat": _chat, "local": _local, "oracle": _oracle, "random": _random}
+POLICIES: dict[str, Opener] = {"chat": _chat, "local": _local, "scorer": _scorer, "oracle": _oracle,
+                               "random": _random}
 
 
 def open_policy(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site],

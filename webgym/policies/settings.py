@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from webgym.policies.scorer_config import ScorerConfig
+
 
 class ContextConfig(BaseModel):
     """How a text policy's context is built (the `policy.context` block of a profile)."""
@@ -31,8 +33,9 @@ class PolicyConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["chat", "local", "oracle", "random"] = Field(
+    kind: Literal["chat", "local", "scorer", "oracle", "random"] = Field(
         default="oracle", description="chat: the llm `policy` endpoints; local: `checkpoint` in-process; "
+                                      "scorer: the set-of-marks scorer of the `scorer` block (learns on CPU); "
                                       "oracle: shortest paths on the synthetic sites; random: a floor.")
     checkpoint: str | None = Field(default=None, description="Checkpoint directory for `local` (Hugging Face layout).")
     device: str = Field(default="auto", description="torch device for `local`: auto, cpu, cuda:0.")
@@ -40,3 +43,15 @@ class PolicyConfig(BaseModel):
     seed: int = Field(default=0, description="Seed of the oracle's noise, the random policy and local sampling.")
     context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt and context of text policies.")
     sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Decoding of text policies.")
+    scorer: ScorerConfig = Field(default_factory=ScorerConfig, description="The set-of-marks scorer (kind scorer).")
+
+
+def policy_overrides(kind: str, checkpoint: str | None = None, greedy: bool = False) -> dict[str, object]:
+    """Dotted profile overrides that point a policy of `kind` at `checkpoint` and, for evaluation, make
+    it greedy: the scorer keeps its own block, text policies decode at temperature 0."""
+    dotted: dict[str, object] = {}
+    if checkpoint:
+        dotted["policy.scorer.checkpoint" if kind == "scorer" else "policy.checkpoint"] = checkpoint
+    if greedy:
+        dotted.update({"policy.scorer.greedy": True} if kind == "scorer" else {"policy.sampling.temperature": 0.0})
+    return dotted

@@ -15,7 +15,8 @@ def rollout_command(
     iteration: Annotated[int, typer.Option(help="Iteration the episodes belong to (reruns skip finished ones).")] = 0,
     split: Annotated[str, typer.Option(help="train (a batch by difficulty ratio) or test (held-out tasks).")] = "train",
     size: Annotated[int | None, typer.Option(help="Tasks to draw (test: all when unset).")] = 32,
-    policy: Annotated[str | None, typer.Option(help="chat, local, oracle or random (default: the profile's).")] = None,
+    policy: Annotated[str | None, typer.Option(help="chat, local, scorer, oracle or random (default: the profile's).")] = None,
+    checkpoint: Annotated[str | None, typer.Option(help="Checkpoint directory for the policy (local, scorer).")] = None,
     engine: Annotated[str | None, typer.Option(help="async, or the sync baseline (default: the profile's).")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Episodes in flight per shard.")] = None,
     group_size: Annotated[int | None, typer.Option(help="Episodes per task (GRPO groups).")] = None,
@@ -27,7 +28,7 @@ def rollout_command(
     if split not in ("train", "test"):
         raise typer.BadParameter("split must be train or test")
     report = run_rollout(config_path=ctx.obj["config_path"], data_dir=ctx.obj["config"].data_root(),
-                         iteration=iteration, split=split, size=size, policy=policy, engine=engine,
+                         iteration=iteration, split=split, size=size, policy=policy, checkpoint=checkpoint, engine=engine,
                          concurrency=concurrency, group_size=group_size, shards=shards)
     rate = report.steps / report.wall_s if report.wall_s else 0.0
     console.print(f"rollout done: {report.episodes} episodes ({report.skipped} already done), {report.steps} steps, "
