@@ -61,6 +61,20 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
         SELECT iteration, checkpoint, split, difficulty_band, count(*) AS episodes,
                avg(success::INT) AS success_rate
         FROM evals GROUP BY ALL ORDER BY ALL"""),
+    "eval_success": ("Evaluation success per iteration, checkpoint and split, all bands together.", """
+        SELECT iteration, checkpoint, split, count(*) AS episodes, sum(success::INT)::BIGINT AS successes,
+               avg(success::INT) AS success_rate
+        FROM evals GROUP BY ALL ORDER BY ALL"""),
+    "rollout_throughput": ("Episodes and steps per second of wall time per iteration, for training and "
+                           "evaluation episodes apart (wall time: first start to last end).", """
+        SELECT *, episodes / nullif(wall_s, 0) AS episodes_per_s, steps / nullif(wall_s, 0) AS steps_per_s
+        FROM (SELECT tr.iteration,
+                     CASE WHEN e.trajectory_id IS NULL THEN 'training' ELSE 'evaluation' END AS phase,
+                     count(*) AS episodes, sum(tr.n_steps)::BIGINT AS steps,
+                     epoch(max(tr.ended_at) - min(tr.started_at)) AS wall_s
+              FROM trajectories tr LEFT JOIN (SELECT DISTINCT trajectory_id FROM evals) e USING (trajectory_id)
+              GROUP BY ALL)
+        ORDER BY iteration, phase"""),
     "steps_per_trajectory": ("Episode length per iteration.", """
         SELECT iteration, count(*) AS trajectories, avg(n_steps) AS mean_steps,
                median(n_steps) AS median_steps, max(n_steps) AS max_steps

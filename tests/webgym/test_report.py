@@ -1,0 +1,176 @@
+"""`webgym report`: the HTML page a researcher opens after a night, parsed back and checked against what was planted."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from schemas.checkpoints import Checkpoint
+from schemas.evals import Eval
+from schemas.llm_calls import LlmCall
+from schemas.tasks import Task
+from schemas.trajectories import Trajectory
+from tests.conftest import NOW, rows, rubric, steps_frame, tasks_frame, trajectories_frame
+from webgym.cli import app
+
+runner = CliRunner()
+PLOT_SECTIONS = ["heldout-success", "same-screenshot", "episode-length", "task-set", "llm-calls", "throughput"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def _no_env_lake(monkeypatch):
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+
+
+class ReportParser(HTMLParser):
+    """Sections by id with their image sources, texts and tables (table id -> rows of cell texts)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: dict[str, list[str]] = {}
+        self.text: dict[str, str] = {}
+        self.tables: dict[str, list[list[str]]] = {}
+        self.scripts = 0
+        self._section: str | None = None
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "section":
+            self._section = attrs["id"]
+            self.images[self._section], self.text[self._section] = [], ""
+        elif tag == "img":
+            self.images[self._section].append(attrs["src"])
+        elif tag == "script":
+            self.scripts += 1
+        elif tag == "table":
+            self._table = attrs["id"]
+            self.tables[self._table] = []
+        elif tag == "tr" and self._table:
+            self.tables[self._table].append([])
+        elif tag in ("td", "th") and self._table:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "section":
+            self._section = None
+        elif tag == "table":
+            self._table = None
+        elif tag in ("td", "th") and self._cell is not None:
+            self.tables[self._table][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._section:
+            self.text[self._section] += data
+
+
+def _parse(path: Path) -> ReportParser:
+    parser = ReportParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _records(table: list[list[str]]) -> list[dict[str, str]]:
+    header, *body = table
+    return [dict(zip(header, row)) for row in body]
+
+
+def _eval_lake(lake) -> None:
+    """The conftest frames (iteration 0 training) plus, per iteration 0 and 1, four held-out evaluation episodes
+    (two easy, two hard) over 8 s with 2 steps each, LLM calls and a checkpoint."""
+    lake.write_table("tasks", pd.concat([tasks_frame(), rows([
+        Task(task_id="t4", source="synthetic", source_id="g4", text="Find the forum rules", website="forum-b.test",
+             domain="social", difficulty=2, split="test", rubric=rubric(2), created_at=NOW)])]))
+    lake.write_table("steps", steps_frame())
+    successes = {0: [True, False, False, False], 1: [True, True, True, False]}  # easy, easy, hard, hard
+    episodes, evals = [], []
+    for iteration, outcomes in successes.items():
+        start = NOW + dt.timedelta(hours=iteration)
+        for i, success in enumerate(outcomes):
+            task, band = ("t4", "easy") if i < 2 else ("t3", "hard")
+            tid = f"e{iteration}{i}"
+            episodes.append(Trajectory(
+                trajectory_id=tid, task_id=task, iteration=iteration, policy="scorer", policy_version=f"ck{iteration}",
+                horizon=10, n_steps=2, termination="answered", started_at=start + dt.timedelta(seconds=2 * i),
+                ended_at=start + dt.timedelta(seconds=2 * i + 2)))
+            evals.append(Eval(trajectory_id=tid, iteration=iteration, checkpoint=f"ck{iteration}", split="test",
+                              task_id=task, difficulty_band=band, success=success, evaluated_at=start))
+    lake.write_table("trajectories", pd.concat([trajectories_frame(), rows(episodes)]))
+    lake.write_table("evals", rows(evals))
+    lake.write_table("llm_calls", rows([
+        LlmCall(call_id=f"c{i}", request_hash=f"h{i}", endpoint="http://127.0.0.1:9/v1", model="gpt-4o-mini",
+                purpose=purpose, tokens_in=100, tokens_out=10, cost_usd=0.001, latency_s=0.5, cached=False,
+                called_at=NOW)
+        for i, purpose in enumerate(["rubric", "rubric", "judge-facts"])]))
+    lake.write_table("checkpoints", rows([
+        Checkpoint(checkpoint_id=f"ck{i}", iteration=i, path=f"/ckpt/{i}", objective="filtered_bc",
+                   metrics={"train/loss": 2.0 - i}, created_at=NOW) for i in (0, 1)]))
+
+
+def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake, tmp_path):
+    _eval_lake(lake)
+    out = tmp_path / "out" / "night.html"
+    result = runner.invoke(app, ["--data-dir", lake.root, "report", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == str(out.resolve())
+    report = _parse(out)
+
+    assert report.scripts == 0
+    for section in PLOT_SECTIONS:
+        assert len(report.images[section]) == 1, section
+        source = report.images[section][0]
+        assert source.startswith("data:image/png;base64,"), section  # embedded, nothing fetched
+        assert base64.b64decode(source.split(",", 1)[1]).startswith(PNG_MAGIC), section
+    assert not any("no data yet" in text for text in report.text.values())
+
+    heldout = [(r["iteration"], r["checkpoint"], r["episodes"], r["successes"], float(r["success_rate"]))
+               for r in _records(report.tables["heldout-success"])]
+    assert heldout == [("0", "ck0", "4", "1", 0.25), ("1", "ck1", "4", "3", 0.75)]
+    by_band = {(r["iteration"], r["difficulty_band"]): float(r["success_rate"])
+               for r in _records(report.tables["heldout-success-by-band"])}
+    assert by_band == {("0", "easy"): 0.5, ("0", "hard"): 0.0, ("1", "easy"): 1.0, ("1", "hard"): 0.5}
+
+    throughput = {(r["iteration"], r["phase"]): (r["episodes"], r["steps"], r["wall_s"], r["episodes_per_s"],
+                                                 r["steps_per_s"])
+                  for r in _records(report.tables["rollout-throughput"])}
+    assert throughput[("1", "evaluation")] == ("4", "8", "8", "0.5", "1")  # 4 episodes, 8 steps in 8 s
+    assert throughput[("0", "training")] == ("3", "6", "0", "", "")  # no wall time: no rate, no crash
+
+    assert [(r["iteration"], r["steps"], float(r["same_screenshot_rate"]))
+            for r in _records(report.tables["same-screenshot-rate"])] == [("0", "2", 0.5)]
+    assert {r["split"]: (r["tasks"], r["websites"]) for r in _records(report.tables["tasks-by-split"])} == {
+        "train": ("2", "1"), "test": ("2", "2")}
+    assert {r["purpose"]: r["calls"] for r in _records(report.tables["llm-cost-by-purpose"])} == {
+        "judge-facts": "1", "rubric": "2"}
+    assert [(r["checkpoint_id"], float(r["train/loss"])) for r in _records(report.tables["checkpoints"])] == [
+        ("ck0", 2.0), ("ck1", 1.0)]
+    assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "11"
+
+
+def test_empty_lake_gives_no_data_sections_at_the_default_path(lake, tmp_path):
+    result = runner.invoke(app, ["--data-dir", lake.root, "report"])
+    assert result.exit_code == 0, result.output
+    path = tmp_path / "reports" / "report.html"  # beside the lake's folder tmp_path/data
+    assert result.output.strip() == str(path.resolve())
+    report = _parse(path)
+    for section in [*PLOT_SECTIONS, "checkpoints"]:
+        assert "no data yet" in report.text[section], section
+        assert report.images[section] == [], section
+    assert set(_records(report.tables["table-rows"])[0]) == {"table_name", "row_count"}
+
+
+def test_report_on_a_missing_lake_says_so(tmp_path):
+    result = runner.invoke(app, ["--data-dir", str(tmp_path / "nowhere"), "report"])
+    assert result.exit_code == 2 and "no lake at" in result.output
+    assert not (tmp_path / "reports").exists()

@@ -1,0 +1,256 @@
+"""`webgym report`: one static HTML page of plots and tables, built only from the warehouse views.
+
+Every figure is a query over the views of webgym/warehouse.py, so what the page shows is what
+`webgym sql` answers. Plots are PNGs drawn with matplotlib's Agg canvas and embedded as base64:
+the page works offline, has no script and can be mailed or archived as one file. A section whose
+views are empty says "no data yet" instead of drawing an empty plot.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from schemas import TABLES
+from schemas.tasks import DIFFICULTY_BANDS
+from webgym import PROJECT_ROOT, warehouse
+from webgym.lake import Lake
+
+BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
+
+STYLE = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+section { border-top: 1px solid #ccc; margin-top: 2em; }
+figure { margin: 1em 0; } img { max-width: 100%; }
+figcaption, .meta { color: #555; font-size: 0.9em; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }
+.no-data { color: #a60; font-style: italic; }
+"""
+
+
+def default_path(lake: Lake) -> Path:
+    """reports/report.html beside a local lake (data/ -> reports/), under the project for a remote one."""
+    base = Path(lake.root).parent if lake.is_local else PROJECT_ROOT
+    return base / "reports" / "report.html"
+
+
+# -- HTML pieces ---------------------------------------------------------------------------
+
+def _figure(fig: Figure, caption: str) -> str:
+    """The figure as an embedded PNG with its caption."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    text = html.escape(caption)
+    return (f'<figure><img alt="{text}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{text}</figcaption></figure>")
+
+
+def _table(frame: pd.DataFrame, table_id: str) -> str:
+    return frame.to_html(index=False, table_id=table_id, border=0, na_rep="",
+                         float_format=lambda value: f"{value:.4g}")
+
+
+def _no_data(what: str) -> str:
+    return f'<p class="no-data">no data yet: {html.escape(what)}</p>'
+
+
+def _iteration_axis(ax: Axes, iterations: pd.Series) -> None:
+    """Integer ticks at the iterations present (matplotlib would draw 0.5 steps)."""
+    ax.set_xticks(sorted(iterations.unique()))
+    ax.set_xlabel("iteration")
+
+
+def _stacked_barh(ax: Axes, frame: pd.DataFrame, index: str, columns: str, values: str,
+                  order: list[str] | None = None) -> None:
+    """Horizontal bars of `values` per `index`, stacked by `columns`."""
+    table = frame.pivot_table(index=index, columns=columns, values=values, aggfunc="sum", fill_value=0)
+    if order:
+        table = table.reindex([name for name in order if name in table.index])
+    left = pd.Series(0.0, index=table.index)
+    for column in table.columns:
+        ax.barh(table.index, table[column], left=left, label=str(column))
+        left += table[column]
+    ax.invert_yaxis()
+    ax.locator_params(axis="x", nbins=5)
+    ax.legend(fontsize="small")
+
+
+# -- sections: each takes a connection to the warehouse views and returns its HTML body ------
+
+def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
+    overall = con.execute("""
+        SELECT iteration, checkpoint, episodes, successes, success_rate
+        FROM eval_success WHERE split = 'test' ORDER BY iteration, checkpoint""").df()
+    if overall.empty:
+        return _no_data("no evaluation on the held-out (test) split in the evals table")
+    bands = con.execute("""
+        SELECT iteration, checkpoint, coalesce(difficulty_band, 'unknown') AS difficulty_band, episodes,
+               success_rate
+        FROM eval_success_by_band WHERE split = 'test' ORDER BY iteration, checkpoint, difficulty_band""").df()
+    fig = Figure(figsize=(11, 3.8), layout="constrained")
+    left, right = fig.subplots(1, 2, sharey=True)
+    left.plot(overall.iteration, overall.success_rate, marker="o")
+    left.set_title("all held-out tasks")
+    left.set_ylabel("success rate")
+    left.set_ylim(0, 1)
+    for band in [name for name in BAND_ORDER if name in set(bands.difficulty_band)]:
+        rows = bands[bands.difficulty_band == band]
+        right.plot(rows.iteration, rows.success_rate, marker="o", label=band)
+    right.set_title("by difficulty band")
+    right.legend(fontsize="small")
+    for ax in (left, right):
+        _iteration_axis(ax, overall.iteration)
+    caption = ("Success rate of the evaluation episodes on held-out (test split) tasks per iteration: left all "
+               "tasks, right per difficulty band (easy 1-3 facts, medium 4-6, hard 7+). Views eval_success and "
+               "eval_success_by_band.")
+    return (_figure(fig, caption) + _table(overall, "heldout-success")
+            + _table(bands, "heldout-success-by-band"))
+
+
+def same_screenshot(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("SELECT iteration, steps, same_screenshot_rate FROM same_screenshot_rate").df()
+    if frame.empty:
+        return _no_data("no steps with a previous screenshot")
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.subplots()
+    ax.bar(frame.iteration, frame.same_screenshot_rate)
+    ax.set_ylabel("share of steps")
+    ax.set_ylim(bottom=0)
+    _iteration_axis(ax, frame.iteration)
+    caption = ("Share of steps whose screenshot equals the one before in the same episode, per iteration "
+               "(training and evaluation episodes): the agent repeated an action that changed nothing. "
+               "View same_screenshot_rate.")
+    return _figure(fig, caption) + _table(frame, "same-screenshot-rate")
+
+
+def episode_length(con: duckdb.DuckDBPyConnection) -> str:
+    lengths = con.execute("SELECT iteration, n_steps FROM trajectories ORDER BY iteration").df()
+    if lengths.empty:
+        return _no_data("the trajectories table is empty")
+    groups = lengths.groupby("iteration").n_steps
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.subplots()
+    ax.boxplot([values.to_numpy() for _, values in groups], positions=list(groups.groups), showmeans=True)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("steps per episode")
+    caption = ("Distribution of steps per episode per iteration (box: quartiles, line: median, triangle: mean, "
+               "circles: outliers), training and evaluation episodes. Views trajectories and steps_per_trajectory.")
+    summary = con.execute("SELECT * FROM steps_per_trajectory").df()
+    return _figure(fig, caption) + _table(summary, "steps-per-trajectory")
+
+
+def task_set(con: duckdb.DuckDBPyConnection) -> str:
+    splits = con.execute("SELECT coalesce(split, 'unsplit') AS split, tasks, websites FROM tasks_by_split").df()
+    if splits.empty:
+        return _no_data("the tasks table is empty")
+    fig = Figure(figsize=(11, 7.5), layout="constrained")
+    *composition, by_split = fig.subplots(2, 2).flat
+    for ax, (view, column, order) in zip(composition, [("tasks_by_source", "source", None),
+                                                ("tasks_by_domain", "domain", None),
+                                                ("tasks_by_band", "difficulty_band", BAND_ORDER)]):
+        frame = con.execute(f"SELECT coalesce({column}, 'unknown') AS {column}, coalesce(split, 'unsplit') AS split, "
+                            f"tasks FROM {view}").df()
+        _stacked_barh(ax, frame, column, "split", "tasks", order)
+        ax.set_title(f"tasks by {column.replace('_', ' ')}")
+    bars = by_split.bar(splits.split, splits.tasks)
+    by_split.bar_label(bars, labels=[f"{n} website{'s' * (n != 1)}" for n in splits.websites], fontsize="small")
+    by_split.set_title("tasks by split")
+    caption = ("Task set composition: tasks per source, domain and difficulty band, stacked by split, and tasks "
+               "per split with their distinct websites. Views tasks_by_source, tasks_by_domain, tasks_by_band and "
+               "tasks_by_split.")
+    return _figure(fig, caption) + _table(splits, "tasks-by-split")
+
+
+def llm_calls(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("SELECT * FROM llm_cost_by_purpose").df()
+    if frame.empty:
+        return _no_data("the llm_calls table is empty")
+    fig = Figure(figsize=(11, 3.8), layout="constrained")
+    calls, cost = fig.subplots(1, 2)
+    _stacked_barh(calls, frame, "purpose", "model", "calls")
+    calls.set_title("calls (cache hits included)")
+    _stacked_barh(cost, frame.fillna({"cost_usd": 0.0}), "purpose", "model", "cost_usd")
+    cost.set_title("cost (USD)")
+    caption = ("LLM requests and their estimated cost per purpose, stacked by model; models without a price in "
+               "llm.prices count no cost. View llm_cost_by_purpose.")
+    return _figure(fig, caption) + _table(frame, "llm-cost-by-purpose")
+
+
+def throughput(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("SELECT * FROM rollout_throughput").df()
+    if frame.empty:
+        return _no_data("the trajectories table is empty")
+    fig = Figure(figsize=(11, 3.8), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax, column, label in zip(axes, ["episodes_per_s", "steps_per_s"], ["episodes / s", "steps / s"]):
+        for phase, rows in frame.groupby("phase"):
+            ax.plot(rows.iteration, rows[column], marker="o", label=phase)
+        ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize="small")
+        _iteration_axis(ax, frame.iteration)
+    caption = ("Rollout throughput per iteration, training and evaluation episodes apart: episodes and steps per "
+               "second of wall time, from the first episode's start to the last one's end (a rollout resumed "
+               "later counts its pause). View rollout_throughput.")
+    return _figure(fig, caption) + _table(frame, "rollout-throughput")
+
+
+def checkpoints(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("""
+        SELECT checkpoint_id, iteration, objective, base, path, created_at, metrics
+        FROM checkpoints ORDER BY iteration, created_at""").df()
+    if frame.empty:
+        return _no_data("the checkpoints table is empty")
+    metrics = pd.DataFrame(frame.metrics.tolist(), index=frame.index)
+    table = frame.drop(columns="metrics").join(metrics[sorted(metrics.columns)])
+    return _table(table, "checkpoints")
+
+
+def table_rows(con: duckdb.DuckDBPyConnection) -> str:
+    union = " UNION ALL ".join(f"SELECT '{name}' AS table_name, count(*) AS row_count FROM {name}" for name in TABLES)
+    return _table(con.execute(union).df(), "table-rows")
+
+
+SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
+    ("heldout-success", "Held-out success", heldout_success),
+    ("same-screenshot", "Same-screenshot rate", same_screenshot),
+    ("episode-length", "Steps per trajectory", episode_length),
+    ("task-set", "Task set", task_set),
+    ("llm-calls", "LLM calls and cost", llm_calls),
+    ("throughput", "Rollout throughput", throughput),
+    ("checkpoints", "Checkpoints", checkpoints),
+    ("tables", "Rows per table", table_rows),
+]
+"""(anchor, heading, section function), in page order."""
+
+
+def render(lake: Lake, profile: str) -> str:
+    """The whole page as one HTML string."""
+    with warehouse.connect(lake) as con:
+        sections = [(anchor, title, build(con)) for anchor, title, build in SECTIONS]
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    contents = " · ".join(f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title, _ in sections)
+    body = "\n".join(f'<section id="{anchor}"><h2>{html.escape(title)}</h2>\n{content}</section>'
+                     for anchor, title, content in sections)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>WebGym report</title>'
+            f"<style>{STYLE}</style></head><body>\n<h1>WebGym report</h1>\n"
+            f'<p class="meta">profile {html.escape(profile)} · lake {html.escape(lake.root)} · '
+            f"generated {generated}</p>\n<nav>{contents}</nav>\n{body}\n</body></html>\n")
+
+
+def write_report(lake: Lake, path: Path, profile: str) -> Path:
+    """Render the report and write it to `path` (folders created); returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(lake, profile), encoding="utf-8")
+    return path
