@@ -70,6 +70,15 @@ def steps_frame() -> pd.DataFrame:
 
 
 @pytest.fixture(scope="session")
+def prefect_harness():
+    """One Prefect test server for the whole session (it takes seconds to start), for every flow test."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture(scope="session")
 def tiny_checkpoint(tmp_path_factory):
     """A tiny randomly initialised Qwen3-VL checkpoint directory, built once per session (tests only read it)."""
     from webgym.models.tiny import write_tiny_checkpoint

@@ -127,6 +127,8 @@ def build(lake: Lake, path: Path, priority: tuple[str, ...] = JUDGE_PRIORITY) ->
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     with duckdb.connect(str(tmp)) as con:
+        if not lake.is_local:  # views bind when created: DuckDB reads an object-store lake through fsspec
+            con.register_filesystem(lake.fs)
         for statement in view_statements(lake, priority):
             con.execute(statement)
     os.replace(tmp, path)

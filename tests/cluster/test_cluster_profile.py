@@ -1,0 +1,51 @@
+"""configs/cluster.yaml: every key is one the config classes know (they refuse unknown keys), and the
+profile sets what running on a cluster depends on."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+import pytest
+
+from stages.judge.run import plan_judges
+from webgym import PROJECT_ROOT
+from webgym.config import Config, load_config
+
+PROFILE = PROJECT_ROOT / "configs" / "cluster.yaml"
+
+
+@pytest.fixture
+def cluster(monkeypatch) -> Config:
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)  # the environment would override the lake URL
+    return load_config(PROFILE)
+
+
+def test_cluster_profile_puts_the_lake_in_object_storage(cluster):
+    assert cluster.profile == "cluster"
+    assert cluster.data_root().startswith("s3://")
+    assert "AWS_ENDPOINT_URL" in PROFILE.read_text()  # says how the endpoint is given
+
+
+def test_cluster_profile_scales_rollouts_out_on_dask_with_remote_browsers(cluster):
+    rollout = cluster.rollout
+    assert rollout.task_runner == "dask" and rollout.cluster_address.startswith("tcp://")
+    assert rollout.shards > 1
+    assert cluster.env.browser_endpoint.startswith("ws://")
+
+
+def test_cluster_profile_trains_on_gpus_with_deepspeed_into_shared_storage(cluster):
+    train = cluster.train
+    assert train.zero_stage in (2, 3) and train.bf16 and train.gradient_checkpointing
+    assert PurePosixPath(train.checkpoints_dir).is_absolute()
+    assert train.objective == cluster.accept.objective
+
+
+def test_cluster_profile_acts_through_served_endpoints_and_judges_with_llms(cluster):
+    assert cluster.policy.kind == "chat" and cluster.policy.checkpoint
+    assert len(cluster.llm.endpoints["policy"]) >= 2
+    plan = plan_judges(cluster)
+    assert [judge.name for judge in plan.judges] == ["exact", "reference", "rubric"] and not plan.skipped
+    assert plan.blocking
+    keyed = [e for endpoints in [cluster.llm.default, *cluster.llm.endpoints.values()] for e in endpoints
+             if e.base_url.startswith("https://")]
+    assert keyed and all(e.api_key_env == "OPENAI_API_KEY" for e in keyed)  # keys by variable name only
