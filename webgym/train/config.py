@@ -59,6 +59,10 @@ class TrainConfig(BaseModel):
     offload_optimizer: bool = Field(default=False, description="DeepSpeed: keep optimiser states in CPU memory.")
     device: str = Field(default="auto", description="Plain torch: auto (cuda when present, else cpu), cpu, cuda:0. "
                                                     "DeepSpeed uses cuda:LOCAL_RANK when there is a GPU.")
+    checkpoints_dir: str | None = Field(
+        default=None, description="Where the train flow writes checkpoint directories (one per checkpoint id); "
+                                  "null: `models/` inside a local lake (an object-storage lake needs a path "
+                                  "here that the training and serving machines share).")
 
     @model_validator(mode="after")
     def _kl_is_grpo_only(self) -> TrainConfig:
