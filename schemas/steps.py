@@ -58,6 +58,9 @@ class Step(BaseModel):
     screenshot_sha256: str | None = Field(default=None, description="Blob hash of the observed screenshot.")
     url: str | None = Field(default=None, description="Page URL when observed.")
     title: str | None = Field(default=None, description="Page title when observed.")
+    tabs: list[str] | None = Field(default=None, description="URL of every open tab when observed, in order "
+                                                             "(the policy's context shows how many).")
+    active_tab: int | None = Field(default=None, description="Index of the active tab in `tabs`.")
     elements: list[Element] | None = Field(default=None, description="Set-of-marks element list.")
     page_text: str | None = Field(default=None, description="Set-of-marks mode: the page's visible text, one line per block.")
     response: str | None = Field(default=None, description="The policy's raw response.")

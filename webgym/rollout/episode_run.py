@@ -62,6 +62,8 @@ class RecordedStep:
     executed: list[Action]
     state_hash: str | None
     latency: Latency
+    tabs: list[str]
+    active_tab: int
 
 
 @dataclass
@@ -180,7 +182,7 @@ class EpisodeRun:
         self.steps.append(RecordedStep(
             len(self.steps), observation.screenshot, observation.url, observation.title, observation.elements,
             observation.page_text, output, executed, state_hash(state) if state is not None else None,
-            Latency(**self._latency)))
+            Latency(**self._latency), observation.tabs, observation.active_tab))
         self.history.append(Turn(observation, output.response, output.memory, executed, output.parse_error))
         self._latency = {}
         self._state = state

@@ -22,7 +22,8 @@ def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str],
     spec = result.spec
     steps = [Step(
         trajectory_id=spec.trajectory_id, t=step.t, screenshot_sha256=put_blob(step.screenshot), url=step.url,
-        title=step.title, elements=step.elements, page_text=step.page_text, response=step.output.response,
+        title=step.title, tabs=step.tabs, active_tab=step.active_tab, elements=step.elements,
+        page_text=step.page_text, response=step.output.response,
         memory=step.output.memory, actions=step.executed or step.output.actions or None, parse_error=step.output.parse_error,
         feedback=feedback_text(step.executed, step.output.parse_error) or None, logprob=step.output.logprob,
         state_hash=step.state_hash, latency=step.latency).model_dump() for step in result.steps]

@@ -1,9 +1,28 @@
-"""What the trainer learns from: one policy step as the policy saw it and what it answered."""
+"""What the trainer learns from: one policy step as the policy saw it and what it answered.
+
+`training_samples` rebuilds them from the lake's rows (accepted, steps, trajectories, tasks and the
+screenshot blobs) with the rollout's own context builder, so the model is trained on exactly the
+messages it saw.
+"""
 
 from __future__ import annotations
 
+import json
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import pandas as pd
+import pyarrow.dataset as ds
+
+from schemas.steps import Action, Element
+from webgym.env.observe import Observation
+from webgym.lake import Lake
+from webgym.policies.base import PolicyInput, Turn
+from webgym.policies.context import build_messages, prompt_version
+from webgym.policies.settings import ContextConfig
+from webgym.rollout.runner import task_specs
 
 
 @dataclass(frozen=True)
@@ -25,3 +44,114 @@ class TrainingSample:
     """Sum of the response's token log-probabilities under the policy that sampled it (steps.logprob), if known."""
     sample_id: str | None = None
     """Where the sample came from (e.g. "trajectory_id:t"), named in error reports."""
+
+
+TEXT_POLICIES = frozenset({"chat", "local"})
+"""Policy kinds whose recorded response is the model's own text in the prompt's format. Steps of the
+other kinds (oracle, scorer, random) are learned as the tool calls they made (`action_response`)."""
+
+
+def action_response(actions: list[Action]) -> str:
+    """Recorded calls as the <tool_call> text the parser reads: what a text policy would have answered
+    to take the same step (oracle demonstrations become chat targets this way)."""
+    calls = []
+    for action in actions:
+        arguments = action.model_dump(exclude_none=True, exclude={"name", "ok", "feedback"})
+        call = json.dumps({"name": action.name, "arguments": arguments}, ensure_ascii=False)
+        calls.append(f"<tool_call>{call}</tool_call>")
+    return "\n".join(calls)
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _turns(rows: pd.DataFrame, text_policy: bool, screenshot: Callable[[str], bytes]) -> list[Turn]:
+    """Every step of one trajectory as the Turn the rollout kept (webgym/rollout/episode_run.py)."""
+    turns = []
+    for row in rows.itertuples(index=False):
+        actions = [Action.model_validate(a) for a in row.actions] if _present(row.actions) else []
+        if not _present(row.screenshot_sha256):
+            raise ValueError(f"step {row.t}: no screenshot recorded")
+        tabs = list(row.tabs) if _present(row.tabs) else [row.url]  # rows recorded before tabs were: one tab
+        observation = Observation(
+            url=row.url, title=row.title, tabs=tabs, active_tab=int(row.active_tab) if _present(row.active_tab) else 0,
+            screenshot=screenshot(row.screenshot_sha256),
+            elements=[Element.model_validate(e) for e in row.elements] if _present(row.elements) else None,
+            page_text=row.page_text if _present(row.page_text) else None)
+        response = row.response if text_policy else action_response(actions)
+        memory = row.memory if text_policy and _present(row.memory) else None
+        parse_error = row.parse_error if _present(row.parse_error) else None
+        turn = Turn(observation, response if _present(response) else None, memory, actions, parse_error)
+        recorded = row.feedback if _present(row.feedback) else ""
+        if turn.feedback != recorded:
+            raise ValueError(f"step {row.t}: recorded feedback {recorded[:60]!r} is not what its actions report")
+        turns.append(turn)
+    return turns
+
+
+def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame,
+                     screenshot: Callable[[str], bytes],
+                     context: ContextConfig) -> tuple[list[TrainingSample], list[str]]:
+    """One sample per accepted (trajectory_id, t) row, in the accepted rows' order: the messages the
+    policy saw at that step, rebuilt from the lake's rows with the rollout's own context builder, and
+    one problem line per trajectory or step that could not be rebuilt (skipped; the rest go on).
+
+    `screenshot` reads a blob by hash (Lake.get_blob); `context` is the profile's policy.context.
+    Trajectories of text policies must have been rolled out with that context's prompt version.
+    """
+    key = ["trajectory_id", "t"]
+    if accepted.duplicated(key).any():
+        first = accepted.loc[accepted.duplicated(key), key].iloc[0]
+        raise ValueError(f"accepted has several rows for step {first['trajectory_id']}:{first['t']}; pass the "
+                         f"rows of one objective and iteration")
+    meta = trajectories.set_index("trajectory_id")
+    specs = {spec.task_id: spec for spec in task_specs(tasks)}
+    wanted_prompt = prompt_version(context)
+    built: dict[tuple[str, int], TrainingSample] = {}
+    problems: list[str] = []
+    ids = accepted["trajectory_id"].unique()
+    for trajectory_id, rows in steps[steps["trajectory_id"].isin(ids)].groupby("trajectory_id"):
+        rows = rows.sort_values("t")
+        if trajectory_id not in meta.index or meta.at[trajectory_id, "task_id"] not in specs:
+            problems.append(f"trajectory {trajectory_id}: no trajectories row or no task row")
+            continue
+        episode = meta.loc[trajectory_id]
+        text_policy = episode["policy"] in TEXT_POLICIES
+        if text_policy and episode["prompt_version"] != wanted_prompt:
+            problems.append(f"trajectory {trajectory_id}: rolled out with prompt {episode['prompt_version']}, the "
+                            f"profile's policy.context builds {wanted_prompt}; set policy.context to match")
+            continue
+        if rows["t"].tolist() != list(range(len(rows))):
+            problems.append(f"trajectory {trajectory_id}: step rows {rows['t'].tolist()} are not 0..{len(rows) - 1}")
+            continue
+        try:
+            turns = _turns(rows, text_policy, screenshot)
+        except (ValueError, FileNotFoundError) as error:
+            problems.append(f"trajectory {trajectory_id}: {error}")
+            continue
+        task = specs[episode["task_id"]]
+        wanted = accepted[accepted["trajectory_id"] == trajectory_id]
+        for t, weight, advantage in wanted[["t", "weight", "advantage"]].itertuples(index=False):
+            if t >= len(turns) or turns[t].response is None:
+                problems.append(f"step {trajectory_id}:{t}: no such step or no response to learn")
+                continue
+            observed = PolicyInput(task, turns[t].observation, turns[:t], t, int(episode["horizon"]))
+            logprob = rows.iloc[t]["logprob"]
+            built[(trajectory_id, t)] = TrainingSample(
+                build_messages(observed, context), turns[t].response, float(weight),
+                float(advantage) if _present(advantage) else 0.0,
+                float(logprob) if text_policy and _present(logprob) else None, f"{trajectory_id}:{t}")
+    missing = set(ids) - set(steps["trajectory_id"])
+    problems += [f"trajectory {t}: no steps rows" for t in sorted(missing)]
+    samples = [built[k] for k in accepted[key].itertuples(index=False, name=None) if k in built]
+    return samples, problems
+
+
+def samples_from_lake(lake: Lake, accepted: pd.DataFrame,
+                      context: ContextConfig) -> tuple[list[TrainingSample], list[str]]:
+    """`training_samples` for accepted rows, reading only their trajectories' rows and blobs from the lake."""
+    ids = ds.field("trajectory_id").isin(list(accepted["trajectory_id"].unique()))
+    steps, trajectories = lake.read_table("steps", filter=ids), lake.read_table("trajectories", filter=ids)
+    tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(list(trajectories["task_id"].unique())))
+    return training_samples(accepted, steps, trajectories, tasks, lake.get_blob, context)
