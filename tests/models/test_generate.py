@@ -25,6 +25,7 @@ def test_generation_logprob_equals_the_trainers_forward_pass(tiny):
         logprobs, mask = response_logprobs(tiny.model, collate([sample], tiny.tokenizer.pad_token_id))
     # temperature and top-p shape the sampling only: the logprob is of the untempered model
     assert abs(float((logprobs * mask).sum()) - generation.logprob) < 1e-3
+    assert torch.allclose(torch.tensor(generation.token_logprobs), logprobs[mask], atol=1e-4)
 
 
 def test_greedy_decoding_is_repeatable(tiny):

@@ -20,6 +20,8 @@ class Generation:
     logprob: float
     """Sum over `token_ids` of the model's log-probabilities (temperature 1: what the trainer computes)."""
     prompt_tokens: int
+    token_logprobs: tuple[float, ...]
+    """Per-token terms of `logprob` (what an OpenAI-compatible server reports as logprobs)."""
 
 
 def generate(vlm: VLM, messages: list[Message], temperature: float = 1.0, top_p: float = 1.0,
@@ -38,6 +40,6 @@ def generate(vlm: VLM, messages: list[Message], temperature: float = 1.0, top_p:
                                  return_dict_in_generate=True, output_logits=True)
     new = out.sequences[:, prompt_length:]  # (1, N): a batch of one stops at its end token, no padding
     logits = torch.stack(out.logits, dim=1)  # (1, N, V) raw logits, before temperature and top-p
-    logprob = float(token_logprobs(logits, new).sum())
+    per_token = token_logprobs(logits, new)[0]  # (N,)
     text = vlm.tokenizer.decode(new[0], skip_special_tokens=True)
-    return Generation(text, new[0].tolist(), logprob, prompt_length)
+    return Generation(text, new[0].tolist(), float(per_token.sum()), prompt_length, tuple(per_token.tolist()))
