@@ -105,18 +105,19 @@ def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: 
         first = accepted.loc[accepted.duplicated(key), key].iloc[0]
         raise ValueError(f"accepted has several rows for step {first['trajectory_id']}:{first['t']}; pass the "
                          f"rows of one objective and iteration")
-    meta = trajectories.set_index("trajectory_id")
+    meta = trajectories.drop_duplicates("trajectory_id").set_index("trajectory_id").to_dict("index")
     specs = {spec.task_id: spec for spec in task_specs(tasks)}
     wanted_prompt = prompt_version(context)
     built: dict[tuple[str, int], TrainingSample] = {}
     problems: list[str] = []
     ids = accepted["trajectory_id"].unique()
+    wanted_by_trajectory = dict(tuple(accepted.groupby("trajectory_id", sort=False)))
     for trajectory_id, rows in steps[steps["trajectory_id"].isin(ids)].groupby("trajectory_id"):
         rows = rows.sort_values("t")
-        if trajectory_id not in meta.index or meta.at[trajectory_id, "task_id"] not in specs:
+        episode = meta.get(trajectory_id)
+        if episode is None or episode["task_id"] not in specs:
             problems.append(f"trajectory {trajectory_id}: no trajectories row or no task row")
             continue
-        episode = meta.loc[trajectory_id]
         text_policy = episode["policy"] in TEXT_POLICIES
         if text_policy and episode["prompt_version"] != wanted_prompt:
             problems.append(f"trajectory {trajectory_id}: rolled out with prompt {episode['prompt_version']}, the "
@@ -130,18 +131,17 @@ def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: 
         except (ValueError, FileNotFoundError) as error:
             problems.append(f"trajectory {trajectory_id}: {error}")
             continue
-        task = specs[episode["task_id"]]
-        wanted = accepted[accepted["trajectory_id"] == trajectory_id]
-        for t, weight, advantage in wanted[["t", "weight", "advantage"]].itertuples(index=False):
+        task, logprobs = specs[episode["task_id"]], rows["logprob"].tolist()
+        wanted = wanted_by_trajectory[trajectory_id][["t", "weight", "advantage"]]
+        for t, weight, advantage in wanted.itertuples(index=False):
             if t >= len(turns) or turns[t].response is None:
                 problems.append(f"step {trajectory_id}:{t}: no such step or no response to learn")
                 continue
             observed = PolicyInput(task, turns[t].observation, turns[:t], t, int(episode["horizon"]))
-            logprob = rows.iloc[t]["logprob"]
             built[(trajectory_id, t)] = TrainingSample(
                 build_messages(observed, context), turns[t].response, float(weight),
                 float(advantage) if _present(advantage) else 0.0,
-                float(logprob) if text_policy and _present(logprob) else None, f"{trajectory_id}:{t}")
+                float(logprobs[t]) if text_policy and _present(logprobs[t]) else None, f"{trajectory_id}:{t}")
     missing = set(ids) - set(steps["trajectory_id"])
     problems += [f"trajectory {t}: no steps rows" for t in sorted(missing)]
     samples = [built[k] for k in accepted[key].itertuples(index=False, name=None) if k in built]
