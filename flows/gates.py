@@ -1,4 +1,5 @@
-"""Tasks every flow shares: open the lake, run the quality suites, rebuild the warehouse."""
+"""Tasks every flow shares: open the lake, run the quality suites, rebuild the warehouse; the retry
+condition of LLM tasks."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from pathlib import Path
 from prefect import task
 
 from webgym import quality, warehouse
+from webgym.config import ConfigError
 from webgym.lake import Lake
+
+
+def retry_unless_misconfigured(task, task_run, state) -> bool:  # noqa: ANN001 (Prefect's hook signature)
+    """Prefect retry condition of LLM tasks: retry failures, except a profile error (retrying cannot fix it)."""
+    return not isinstance(state.result(raise_on_failure=False), ConfigError)
 
 
 @task

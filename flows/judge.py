@@ -9,17 +9,13 @@ from __future__ import annotations
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.gates import quality_gate, recover_lake
+from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
 from stages.judge.run import JudgeSummary, judge_iteration, plan_judges
-from webgym.config import Config, ConfigError, load_config
+from webgym.config import Config, load_config
 from webgym.lake import Lake
 
 
-def _retry_unless_misconfigured(task, task_run, state) -> bool:  # noqa: ANN001 (Prefect's hook signature)
-    return not isinstance(state.result(raise_on_failure=False), ConfigError)
-
-
-@task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=_retry_unless_misconfigured, cache_policy=NO_CACHE)
+@task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
 def judge_trajectories(config: Config, iteration: int, judges: list[str] | None, rejudge: bool) -> JudgeSummary:
     """Judge the iteration's trajectories into the judgments table (LLM calls, resumable)."""
     return judge_iteration(Lake(config.data_root()), config, iteration, judges, rejudge)

@@ -19,6 +19,20 @@ HORIZONS: dict[str, int] = {"easy": 10, "medium": 20, "hard": 30}
 synthetic goal of that band may have."""
 
 
+TAXONOMY: dict[str, tuple[str, ...]] = {
+    "Shopping": ("General Merchandise", "Electronics & Tech", "Fashion & Beauty", "Home & Garden"),
+    "Travel": ("Flights", "Lodging", "Ground Transportation", "Trip Planning & Attractions"),
+    "Entertainment": ("Movies & TV", "Music", "Games & Sports", "Live Shows & Performances"),
+    "Lifestyle & Leisure": ("Food & Dining", "Health & Fitness", "Hobbies & Crafts", "Communication & Social"),
+    "Education & Research": ("Academic Research", "Courses & Learning", "Science & Technology", "News & Reference"),
+    "Work & Finance": ("Jobs & Careers", "Banking & Finance", "Real Estate", "Government & Legal"),
+}
+"""The task domains and subdomains (tasks.domain, tasks.subdomain) in the shape of the Mind2Web-2
+taxonomy WebGym reports (6 domains, 24 subdomains). Mind2Web-2 publishes its labels only in a chart,
+which is not available here, so these labels are ours; they are defined only here (the annotate
+prompt, its answer check and the statistics read them), so replacing them is a one-place edit."""
+
+
 def difficulty_band(difficulty: int) -> str:
     """Band name for a difficulty (number of facts)."""
     for band, (low, high) in DIFFICULTY_BANDS.items():
@@ -37,8 +51,8 @@ class Task(BaseModel):
     text: str = Field(description="Instruction shown to the agent.")
     website: str | None = Field(default=None, description="Host name of the target website.")
     start_url: str | None = Field(default=None, description="URL the episode starts from.")
-    domain: str | None = Field(default=None, description="Mind2Web-2 domain (6 values).")
-    subdomain: str | None = Field(default=None, description="Mind2Web-2 subdomain (24 values).")
+    domain: str | None = Field(default=None, description="One of the 6 domains of TAXONOMY (Mind2Web-2's shape).")
+    subdomain: str | None = Field(default=None, description="One of the domain's 4 subdomains in TAXONOMY (24 in all).")
     difficulty: int | None = Field(default=None, ge=1, description="Number of facts in the rubric.")
     source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
     split: Literal["train", "test"] | None = Field(default=None, description="OOD split, set by the split stage.")

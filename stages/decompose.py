@@ -93,3 +93,11 @@ def decomposed_tasks(tasks: pd.DataFrame, config: DecomposeConfig, writer: TextW
                 "difficulty": subset.difficulty, "rubric": Rubric(groups=groups).model_dump(),
                 "created_at": now})
     return pd.DataFrame(rows, columns=SCHEMA.columns) if rows else SCHEMA.empty_frame()
+
+
+def new_decomposed_tasks(tasks: pd.DataFrame, config: DecomposeConfig, writer: TextWriter | None = None,
+                         now: dt.datetime | None = None) -> pd.DataFrame:
+    """The decomposed tasks (tasks table) of the original tasks in `tasks` that have none yet, so a
+    rerun plans, and writes texts for, only tasks added since."""
+    done = set(tasks["parent_task_id"].dropna())
+    return decomposed_tasks(tasks[~tasks["task_id"].isin(done)], config, writer, now)

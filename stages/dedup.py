@@ -7,6 +7,8 @@ approximate nearest-neighbour search. Tasks on two different known websites neve
 each other; with `same_constraints`, neither do texts whose numbers or constraint words (cheapest /
 most expensive, over / under, with / without) differ. With
 `eval_sources`, every other task within the threshold of an evaluation task is dropped first.
+Sources in `exempt_sources` (the synthetic sites, whose goals differ by their exact checks) are not
+deduplicated at all.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import numpy as np
 import pandas as pd
 
 from schemas.duplicates import SCHEMA
+from webgym import PROJECT_ROOT
 from webgym.config import DedupConfig
+from webgym.embeddings import Embedder
+from webgym.lake import Lake
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[a-z]+")
@@ -102,8 +107,10 @@ def _order(tasks: pd.DataFrame, config: DedupConfig) -> np.ndarray:
 def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray], config: DedupConfig,
                     now: dt.datetime | None = None) -> pd.DataFrame:
     """One row per task dropped as a duplicate (the duplicates table): the kept task it repeats,
-    exact / near / eval_overlap, and the similarity. `tasks` needs source, source_id, text, website."""
+    exact / near / eval_overlap, and the similarity. `tasks` needs source, source_id, text, website;
+    tasks of `exempt_sources` are left out (never dropped, never embedded)."""
     now = now or dt.datetime.now(dt.UTC)
+    tasks = tasks[~tasks["source"].isin(config.exempt_sources)]
     frame = tasks.iloc[_order(tasks, config)].reset_index(drop=True)
     n = len(frame)
     site = pd.factorize(frame["website"], use_na_sentinel=True)[0]  # -1: unknown website
@@ -157,3 +164,28 @@ def without_duplicates(tasks: pd.DataFrame, duplicates: pd.DataFrame) -> pd.Data
     dropped = set(zip(duplicates["source"], duplicates["source_id"], strict=True))
     keep = [(s, i) not in dropped for s, i in zip(tasks["source"], tasks["source_id"], strict=True)]
     return tasks[keep].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class DedupSummary:
+    """What a dedup run over the lake found and wrote."""
+
+    seeds: int
+    found: pd.DataFrame
+    """Every duplicate found this run (duplicates rows), new or already recorded."""
+    new: int
+    embedded: int
+    cached: int
+
+
+def dedup_lake(lake: Lake, config: DedupConfig) -> DedupSummary:
+    """Deduplicate every seed task of the lake and add the duplicates not recorded yet to the
+    duplicates table; embeddings come from (and go to) the cache in `config.cache_dir`."""
+    seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
+    embedder = Embedder(PROJECT_ROOT / config.cache_dir, config.batch_size)
+    found = duplicate_tasks(seeds, embedder, config)
+    known = set(map(tuple, lake.read_table("duplicates", columns=["source", "source_id"]).itertuples(index=False)))
+    new = found[np.array([(s, i) not in known for s, i in zip(found["source"], found["source_id"], strict=True)],
+                         dtype=bool)]
+    lake.write_table("duplicates", new, run_id="dedup")
+    return DedupSummary(len(seeds), found, len(new), embedder.stats.embedded, embedder.stats.cached)

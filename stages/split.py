@@ -2,9 +2,10 @@
 
 Test websites are drawn at random (seeded) among the websites of original tasks; each gives
 `tasks_per_test_website` original tasks to the test set, or all of them for sources listed in
-`whole_site_sources` (the synthetic sites). Every other task on a test website is removed, tasks
-without a website stay in training, and decomposed tasks follow their parent (those of a removed
-parent are removed). `leaks` proves no website and no task family is in both splits.
+`whole_site_sources` (the synthetic sites). With `held_out_websites`, those sources' test websites
+are named instead (e.g. one site of each synthetic graph) and the draw covers the other websites.
+Every other task on a test website is removed, tasks without a website stay in training, and
+decomposed tasks follow their parent (those of a removed parent are removed). `leaks` proves no website and no task family is in both splits.
 """
 
 from __future__ import annotations
@@ -39,8 +40,13 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
     test website (and their decomposed tasks) are left out. Raises LeakageError if the result leaks."""
     rng = np.random.default_rng(config.seed)
     originals = tasks[tasks["parent_task_id"].isna()]
-    websites = np.sort(originals["website"].dropna().unique())
-    held_out = set(rng.choice(websites, size=min(config.test_websites, len(websites)), replace=False))
+    drawable, held_out = originals, set()
+    if config.held_out_websites is not None:
+        whole_site = originals["source"].isin(config.whole_site_sources)
+        drawable = originals[~whole_site]
+        held_out = set(config.held_out_websites) & set(originals.loc[whole_site, "website"].dropna())
+    websites = np.sort(drawable["website"].dropna().unique())
+    held_out |= set(rng.choice(websites, size=min(config.test_websites, len(websites)), replace=False))
     test_ids: set[str] = set()
     for website, group in originals[originals["website"].isin(held_out)].groupby("website", sort=True):
         whole = group[group["source"].isin(config.whole_site_sources)]
@@ -60,3 +66,12 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
     if len(found):
         raise LeakageError(f"split leaks {len(found)} website(s)/family(ies): {found.head(10).to_dict('records')}")
     return result
+
+
+def assigned_splits(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
+    """Every task of `tasks` with its split drawn afresh by `split_tasks`: test or train, or null for
+    the tasks the split removes (on a test website but not drawn, or decomposed from one of those).
+    Removed tasks stay in the table so that a rebuild knows they were annotated."""
+    kept = split_tasks(tasks.assign(split=None), config)
+    removed = tasks[~tasks["task_id"].isin(kept["task_id"])].assign(split=None)
+    return pd.concat([kept, removed], ignore_index=True)

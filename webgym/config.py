@@ -304,10 +304,12 @@ class SplitConfig(Section):
         default=["synthetic"],
         description="Sources whose held-out websites give all their (original) tasks to the test set.")
     held_out_websites: list[str] | None = Field(
-        default=None,
-        description="Websites of whole_site_sources held out by name (e.g. the synthetic sites' host names); when "
-                    "set, only these of those sources' websites are test websites and the random draw covers the "
-                    "other sources' websites. Null: whole-site sources' websites join the random draw.")
+        default=["streambox-b.test", "devtalk-b.test", "mail-b.test", "rail-b.test", "greenpantry-b.test",
+                 "shop-b.test"],
+        description="Websites of whole_site_sources held out by name: only these of those sources' websites are "
+                    "test websites, and the random draw covers the other sources' websites. The default is one "
+                    "shipped synthetic site of each graph (acct-b, forum-b, mail-b, rail-b, recipes-b, shop-b). "
+                    "Null: whole-site sources' websites join the random draw.")
     seed: int = Field(default=0, description="Seed of the draw of test websites and tasks.")
 
 

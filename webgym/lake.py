@@ -3,9 +3,10 @@
 Layout under the root (a path or an fsspec URL):
 
     <table>/_schema.parquet          zero rows, the current schema (so SQL views always type-check)
-    <table>/part-<stamp>-<id>.parquet one file per write: appends never rewrite earlier data
+    <table>/part-<stamp>-<id>.parquet one file per write: appends never rewrite earlier data (only
+                                      `replace_table` swaps a whole table, e.g. for the split)
     blobs/<sha256>.png                screenshots, content-addressed, written once
-    _compaction/<table>.json          intent of a compaction in progress (finished by `recover`)
+    _compaction/<table>.json          intent of a compaction or replace in progress (finished by `recover`)
 
 Every file becomes visible in one step (temporary name, then rename; a single PUT on object
 stores), so a reader never sees a partial file and a killed writer leaves earlier data intact.
@@ -150,6 +151,19 @@ class Lake:
         self._put(path, self._parquet_bytes(table))
         log.debug("wrote %d rows to %s", table.num_rows, path)
         return path
+
+    def replace_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str:
+        """Make `frame` the table's whole content (one new part; the old parts go), for stages that
+        rewrite rows, such as the split. Crash-safe like `compact`: the intent is written first, so
+        `recover` either keeps the old parts or finishes the swap, never both or neither."""
+        self.recover(name)
+        table = self.ensure_table(name).to_arrow(frame)
+        output = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
+        intent = self._path("_compaction", f"{name}.json")
+        self._put(intent, json.dumps({"output": output, "inputs": self.parts(name)}).encode())
+        self._put(output, self._parquet_bytes(table))
+        self._finish_compaction(intent)
+        return output
 
     def read_arrow(self, name: str, columns: list[str] | None = None,
                    filter: ds.Expression | None = None) -> pa.Table:

@@ -13,7 +13,7 @@ from stages.ingest import ADAPTERS
 
 SOURCES_HELP = "; ".join(f"{a.name}: {a.summary}" for a in ADAPTERS.values())
 
-taskset_app = typer.Typer(help="Build and inspect the task set: dedup, decomposition, split, export.",
+taskset_app = typer.Typer(help="Build and inspect the task set: dedup, annotation, decomposition, split, export.",
                           no_args_is_help=True)
 
 
@@ -25,6 +25,11 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"--map takes FIELD=COLUMN, got {pair!r}")
         mapping[field.strip()] = column.strip()
     return mapping
+
+
+def _quiet_embedding_logs() -> None:
+    for noisy in ("faiss.loader", "sentence_transformers"):  # both announce every load at INFO
+        logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
 def ingest(
@@ -39,32 +44,20 @@ def ingest(
     show_bad: Annotated[int, typer.Option(help="Bad records to print per file.")] = 20,
 ) -> None:
     """Read benchmark task files into seed_tasks; print per file: records read, ingested, present, bad."""
-    from stages.ingest import IngestError, detect_source, seed_tasks_from_files
+    from stages.ingest import IngestError, ingest_files
     from webgym.cli import _lake, console, err_console
 
     lake = _lake(ctx)
-    groups: dict[str, list[str]] = {}
-    if source == "auto":
-        for path in paths:
-            found = detect_source(str(path))
-            if found is None:
-                err_console.print(f"[red]{escape(str(path))}[/red]: cannot tell which benchmark this file comes from; "
-                                  f"pass --source (one of {', '.join(ADAPTERS)})")
-                raise typer.Exit(2)
-            console.print(f"{escape(str(path))}: source [bold]{found}[/bold] (detected)")
-            groups.setdefault(found, []).append(str(path))
-    else:
-        groups[source] = [str(p) for p in paths]
-    existing = set(map(tuple, lake.read_table("seed_tasks", columns=["source", "source_id"]).itertuples(index=False)))
+    try:
+        results = ingest_files(lake, [str(p) for p in paths], source, _mapping(column_map or []))
+    except IngestError as error:
+        err_console.print(f"[red]{escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
     total_bad = 0
-    for name, files in groups.items():
-        try:
-            result = seed_tasks_from_files(name, files, existing, _mapping(column_map or []))
-        except IngestError as error:
-            err_console.print(f"[red]{error}[/red]")
-            raise typer.Exit(2) from None
-        lake.write_table("seed_tasks", result.rows, run_id=f"ingest-{name}")
+    for name, result in results.items():
         for report in result.files:
+            if source == "auto":
+                console.print(f"{escape(report.file)}: source [bold]{name}[/bold] (detected)")
             console.print(f"{escape(report.file)} ({name}): {report.read} read, {report.ingested} ingested, "
                           f"{report.present} already present, {len(report.bad)} bad")
             for bad in report.bad[:show_bad]:
@@ -85,28 +78,59 @@ def dedup(
              "taskset.dedup.eval_sources).")] = None,
 ) -> None:
     """Find exact and near-duplicate seed tasks; record each dropped task in the duplicates table."""
-    for noisy in ("faiss.loader", "sentence_transformers"):  # both announce every load at INFO
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    from stages.dedup import duplicate_tasks
-    from webgym import PROJECT_ROOT
+    _quiet_embedding_logs()
+    from stages.dedup import dedup_lake
     from webgym.cli import _config, _lake, console
-    from webgym.embeddings import Embedder
 
     settings = _config(ctx).taskset.dedup
     settings = settings.model_copy(update={k: v for k, v in {"threshold": threshold,
                                                               "eval_sources": eval_source}.items() if v})
-    lake = _lake(ctx, must_exist=True)
-    seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
-    embedder = Embedder(PROJECT_ROOT / settings.cache_dir, settings.batch_size)
-    found = duplicate_tasks(seeds, embedder, settings)
-    known = set(map(tuple, lake.read_table("duplicates", columns=["source", "source_id"]).itertuples(index=False)))
-    new = found[[(s, i) not in known for s, i in zip(found["source"], found["source_id"], strict=True)]]
-    lake.write_table("duplicates", new, run_id="dedup")
-    counts = found["kind"].value_counts().to_dict()
-    console.print(f"{len(seeds)} seed tasks: {len(seeds) - len(found)} kept, {len(found)} duplicates "
+    result = dedup_lake(_lake(ctx, must_exist=True), settings)
+    counts = result.found["kind"].value_counts().to_dict()
+    console.print(f"{result.seeds} seed tasks: {result.seeds - len(result.found)} kept, {len(result.found)} duplicates "
                   f"({', '.join(f'{k} {v}' for k, v in sorted(counts.items())) or 'none'}); "
-                  f"{len(new)} new row(s) in duplicates; embedded {embedder.stats.embedded} text(s), "
-                  f"{embedder.stats.cached} from the cache")
+                  f"{result.new} new row(s) in duplicates; embedded {result.embedded} text(s), "
+                  f"{result.cached} from the cache")
+
+
+@taskset_app.command()
+def annotate(ctx: typer.Context) -> None:
+    """Annotate seed tasks not in tasks yet: website, domain, rubric (LLM where the source lacks them)."""
+    from stages.annotate import annotate_lake
+    from webgym.cli import _config, _lake, console
+
+    summary = annotate_lake(_lake(ctx, must_exist=True), _config(ctx))
+    console.print(f"{summary.annotated} of {summary.pending} pending seed task(s) annotated, {summary.asked_llm} "
+                  f"with the LLM ({summary.llm}); {len(summary.bad)} bad")
+    for bad in summary.bad:
+        console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
+
+
+@taskset_app.command()
+def build(
+    ctx: typer.Context,
+    inputs: Annotated[list[Path] | None, typer.Argument(
+        help="Benchmark task files; none: the shipped synthetic sites' goals.", exists=True, dir_okay=False)] = None,
+    source: Annotated[str, typer.Option(help="Source format of the inputs (as for `webgym ingest`).")] = "auto",
+    column_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="generic source: FIELD=COLUMN, as for `webgym ingest`. Repeatable.")] = None,
+    test_websites: Annotated[int | None, typer.Option(help="Override taskset.split.test_websites.")] = None,
+) -> None:
+    """Run the build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, quality-gated."""
+    _quiet_embedding_logs()
+    from flows.build_taskset import build_taskset
+    from webgym.cli import _config, console
+
+    report = build_taskset(inputs=[str(p) for p in inputs or []] or None, source=source,
+                           column_map=_mapping(column_map or []), test_websites=test_websites,
+                           config_path=ctx.obj["config_path"], data_dir=_config(ctx).data_root())
+    console.print(f"task set built: {report.ingested} seed task(s) ingested ({report.already_ingested} already "
+                  f"there), {report.duplicates} new duplicate(s), {report.annotated} annotated ({report.asked_llm} "
+                  f"with the LLM: {report.llm}), {report.decomposed} decomposed")
+    console.print("split: " + ", ".join(f"{k} {v}" for k, v in sorted(report.splits.items()))
+                  + f"; {report.test_websites} test website(s)")
+    for bad in report.bad_records:
+        console.print(f"  [yellow]bad[/yellow] {escape(bad)}", soft_wrap=True)
 
 
 @taskset_app.command()
@@ -142,16 +166,15 @@ def plan(
 
 @taskset_app.command()
 def decompose(ctx: typer.Context) -> None:
-    """Add the decomposed tasks of every original task with a rubric (template texts; no LLM)."""
-    from stages.decompose import decomposed_tasks
+    """Add the decomposed tasks of every original task with a rubric not decomposed yet (template texts; no LLM)."""
+    from stages.decompose import new_decomposed_tasks
     from webgym.cli import _config, _lake, console
 
     lake = _lake(ctx, must_exist=True)
     tasks = lake.read_table("tasks")
-    children = decomposed_tasks(tasks, _config(ctx).taskset.decompose)
-    new = children[~children["task_id"].isin(tasks["task_id"])]
-    lake.write_table("tasks", new, run_id="decompose")
-    console.print(f"{len(new)} decomposed task(s) added ({len(children) - len(new)} already there) "
+    children = new_decomposed_tasks(tasks, _config(ctx).taskset.decompose)
+    lake.write_table("tasks", children, run_id="decompose")
+    console.print(f"{len(children)} decomposed task(s) added ({tasks['parent_task_id'].notna().sum()} already there) "
                   f"from {children['parent_task_id'].nunique()} parent(s)")
 
 

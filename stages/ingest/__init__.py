@@ -33,6 +33,7 @@ from stages.ingest.travelplanner import TRAVELPLANNER
 from stages.ingest.webarena import WEBARENA
 from stages.ingest.webgym import WEBGYM
 from stages.ingest.webvoyager import PAE, WEBVOYAGER
+from webgym.lake import Lake
 
 ADAPTERS: dict[str, Adapter] = {a.name: a for a in (
     INSTA, PAE, AGENTSYNTH, BROWSECOMP, TRAVELPLANNER, MIND2WEB_LIVE, ONLINE_MIND2WEB, DEEPSHOP, MIND2WEB2,
@@ -86,6 +87,34 @@ def detect_source(path: str, sample: int = 5) -> str | None:
             if ADAPTERS[name].recognises(record.data):
                 return name
     return None
+
+
+def files_by_source(paths: list[str], source: str = "auto") -> dict[str, list[str]]:
+    """The files to read with each adapter: all with `source`, or each with the adapter `detect_source`
+    picks (IngestError naming a file whose shape no adapter recognises)."""
+    if source != "auto":
+        adapter_for(source)
+        return {source: list(paths)}
+    groups: dict[str, list[str]] = {}
+    for path in paths:
+        found = detect_source(path)
+        if found is None:
+            raise IngestError(f"{path}: cannot tell which benchmark this file comes from; "
+                              f"pass --source (one of {', '.join(ADAPTERS)})")
+        groups.setdefault(found, []).append(path)
+    return groups
+
+
+def ingest_files(lake: Lake, paths: list[str], source: str = "auto",
+                 mapping: dict[str, str] | None = None) -> dict[str, IngestResult]:
+    """Read `paths` into the lake's seed_tasks (one part per adapter) and return each adapter's result;
+    records already in the lake count as present. IngestError when the request itself is wrong."""
+    existing = set(map(tuple, lake.read_table("seed_tasks", columns=["source", "source_id"]).itertuples(index=False)))
+    results = {}
+    for name, files in files_by_source(paths, source).items():
+        results[name] = seed_tasks_from_files(name, files, existing, mapping)
+        lake.write_table("seed_tasks", results[name].rows, run_id=f"ingest-{name}")
+    return results
 
 
 def seed_tasks_from_files(source: str, paths: list[str], existing: set[tuple[str, str]] | None = None,

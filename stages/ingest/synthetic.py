@@ -1,6 +1,6 @@
 """Goals of the synthetic sites, as `webgym sites export-tasks` writes them: JSON Lines of {site,
 hostname, goal_id, text, start_url, rubric: {groups: [{description, facts, checks}]}, difficulty,
-oracle_length, domain}. Their rubrics are exact (checks verify facts) and are kept."""
+oracle_length, domain, subdomain}. Their rubrics are exact (checks verify facts) and are kept."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def synthetic_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
     return {"source_id": f"{site}/{goal}", "text": text_field(record, "text"),
             "website": website_of(record.get("hostname")), "start_url": optional_text(record.get("start_url")),
             "rubric": rubric.model_dump(), "domain": optional_text(record.get("domain")),
+            "subdomain": optional_text(record.get("subdomain")),
             "source_difficulty": optional_text(record.get("difficulty"))}
 
 

@@ -134,3 +134,18 @@ def test_cli_dedup_records_duplicates_once(tmp_path, monkeypatch):
     second = CliRunner().invoke(app, args)
     assert "0 new row(s)" in second.output and lake.count("duplicates") == 1
     assert lake.read_table("duplicates").at[0, "duplicate_of_source_id"] == "0"
+
+
+def test_exempt_sources_are_never_dropped_nor_embedded(embedder):
+    texts: list[str] = []
+
+    def embed(batch: list[str]) -> np.ndarray:
+        texts.extend(batch)
+        return embedder(batch)
+    tasks = seeds(("synthetic", "shop-a/rate-p1", "On Shop A, rate the Blue Mug 5 stars.", "shop-a.test"),
+                  ("synthetic", "shop-a/rate-p2", "On Shop A, rate the Blue Mug 5 stars.", "shop-a.test"),
+                  ("insta", "1", "Find a vegan lasagna recipe with over 100 reviews.", "allrecipes.com"),
+                  ("insta", "2", "Find a vegan lasagna recipe that has more than 100 reviews.", "allrecipes.com"))
+    assert dropped(duplicate_tasks(tasks, embed, DedupConfig(), NOW)) == {"2": ("1", "near")}
+    assert not any("Shop A" in text for text in texts)
+    assert "shop-a/rate-p2" in dropped(duplicate_tasks(tasks, embed, DedupConfig(exempt_sources=[]), NOW))

@@ -12,7 +12,7 @@ from schemas.tasks import Task
 from stages.export import webgym_records
 from stages.ingest import seed_tasks_from_files
 from stages.sample import training_batch
-from stages.split import LeakageError, leaks, split_tasks
+from stages.split import LeakageError, assigned_splits, leaks, split_tasks
 from tests.conftest import NOW, rubric, tasks_frame
 from webgym.cli import app
 from webgym.config import SplitConfig
@@ -43,7 +43,7 @@ def universe() -> pd.DataFrame:
 
 def test_test_tasks_come_one_per_distinct_website_and_nothing_leaks():
     tasks = universe()
-    result = split_tasks(tasks, SplitConfig(test_websites=5, tasks_per_test_website=1, seed=3))
+    result = split_tasks(tasks, SplitConfig(test_websites=5, tasks_per_test_website=1, held_out_websites=None, seed=3))
     test = result[result["split"] == "test"]
     originals = test[test["parent_task_id"].isna()]
     synthetic_sites = set(originals.loc[originals["source"] == "synthetic", "website"])
@@ -56,6 +56,19 @@ def test_test_tasks_come_one_per_distinct_website_and_nothing_leaks():
     assert {"free-1", "free-2"} <= set(train["task_id"])
     removed = set(tasks["task_id"]) - set(result["task_id"])
     assert all(tasks.set_index("task_id").loc[t, "website"] in set(test["website"]) for t in removed)
+    assert leaks(result).empty
+
+
+def test_named_held_out_sites_are_the_whole_site_test_set_and_the_draw_takes_other_websites():
+    config = SplitConfig(test_websites=2, held_out_websites=["shop-1.test", "elsewhere.test"], seed=3)
+    result = assigned_splits(universe(), config)
+    test = result[result["split"] == "test"]
+    assert set(test.loc[test["source"] == "synthetic", "website"]) == {"shop-1.test"}
+    assert (result.loc[result["website"] == "shop-0.test", "split"] == "train").all()  # never drawn
+    assert test.loc[test["source"] != "synthetic", "website"].nunique() == 2
+    assert len(result) == len(universe()) and result["task_id"].is_unique  # removed tasks are kept ...
+    removed = result[result["split"].isna()]
+    assert len(removed) and set(removed["website"]) <= set(test["website"])  # ... with a null split
     assert leaks(result).empty
 
 

@@ -162,3 +162,17 @@ def test_writer_killed_mid_write_leaves_earlier_data_complete(lake):
     assert lake.checksum("steps")[0] == len(frame)
     lake.recover(stale_after_s=0)
     assert not [p for p in os.listdir(lake.url("steps")) if p.endswith(".tmp")]
+
+
+def test_replace_table_swaps_the_whole_table_and_a_killed_swap_keeps_the_old_rows(lake):
+    lake.write_table("tasks", tasks_frame().iloc[:2])
+    lake.write_table("tasks", tasks_frame().iloc[2:])
+    old_parts = lake.parts("tasks")
+    lake.replace_table("tasks", tasks_frame().iloc[[1]].assign(text="rewritten"), run_id="split")
+    assert len(lake.parts("tasks")) == 1 and lake.read_table("tasks")[["task_id", "text"]].values.tolist() == [
+        ["t2", "rewritten"]]
+    # killed after announcing a swap whose output never appeared: recovery keeps what was there
+    lake.fs.pipe_file(lake.url("_compaction", "tasks.json"),
+                      json.dumps({"output": lake.url("tasks", "part-9-never.parquet"), "inputs": lake.parts("tasks")}).encode())
+    assert lake.recover("tasks") == 0 and lake.read_table("tasks")["task_id"].tolist() == ["t2"]
+    assert not set(old_parts) & set(lake.parts("tasks"))

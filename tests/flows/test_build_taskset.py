@@ -1,0 +1,166 @@
+"""The build_taskset flow against the scripted OpenAI-compatible server: benchmark records annotated by
+the LLM, synthetic goals without it, a bad answer reported while the rest land, a rerun that asks
+nothing again, the quality suites after every stage, and the no-input build of the shipped sites."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from stages.split import leaks
+from webgym import PROJECT_ROOT, quality
+from webgym.config import load_config
+from webgym.lake import Lake
+from webgym.llm.scripted_server import Reply, ScriptedServer
+from webgym.sites.site import load_sites
+from webgym.sites.tasks import export_tasks
+
+FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "ingest"
+HOURS, SOSA = "e1fc63a2-da7a-432f-be78-7c4a95598703", "8e867cd7-cff9-4e6c-867a-ff5ddc2550be"  # GAIA task ids
+BENCHMARKS = [FIXTURES / "webvoyager" / "WebVoyager_data.jsonl", FIXTURES / "webvoyager" / "reference_answer.json",
+              FIXTURES / "GAIA_web.jsonl", FIXTURES / "mind2web2_tasks.jsonl"]
+
+
+def annotation(website: str | None, domain: str, subdomain: str, *groups: tuple[str, list[str]]) -> Reply:
+    return Reply.json({"website": website, "domain": domain, "subdomain": subdomain,
+                       "groups": [{"description": d, "facts": facts} for d, facts in groups]})
+
+
+ANSWERS = {  # a distinctive word of each benchmark task -> the scripted annotation
+    "lasagna": annotation("www.allrecipes.com", "Lifestyle & Leisure", "Food & Dining",
+                          ("the recipe", ["vegetarian", "a lasagna", "more than 100 reviews"]),
+                          ("the answer", ["names the recipe"])),
+    "zeitgeist": annotation("dictionary.cambridge.org", "Education & Research", "News & Reference",
+                            ("pronunciation", ["of 'zeitgeist'"])),
+    "thousand hours": annotation("en.wikipedia.org", "Education & Research", "Science & Technology",
+                                 ("the answer", ["rounded to the nearest 1000 hours"])),
+    "Mercedes Sosa": annotation("www.discogs.com", "Entertainment", "Music",
+                                ("albums", ["studio albums only", "2000 to 2009"]), ("count", ["the number"])),
+    "Yu family": annotation(None, "Education & Research", "Academic Research", ("lineage", ["the crest's lineage"])),
+}
+
+
+def about(word: str):
+    """Requests of one task, retries included (their last user message is the retry prompt)."""
+    return lambda request: any(word in text for text in request.texts)
+
+
+def script(server: ScriptedServer) -> None:
+    for word, reply in ANSWERS.items():
+        server.add(reply, when=about(word))
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer() as running:
+        yield running
+
+
+def _profile(tmp_path, server: ScriptedServer) -> str:
+    """The scripted server for every purpose, no LLM cache (so only the lake can spare a request),
+    shop-b held out by name and one more test website drawn among the benchmark websites."""
+    path = tmp_path / "profile.yaml"
+    path.write_text(f"""
+lake: {{data_dir: {tmp_path / 'data'}}}
+llm:
+  default: [{{base_url: "{server.base_url}", model: scripted, timeout_s: 10}}]
+  cache: false
+  max_attempts: 1
+  backoff_s: 0.01
+  structured_attempts: 2
+taskset:
+  split: {{test_websites: 1, held_out_websites: [shop-b.test]}}
+""")
+    return str(path)
+
+
+def _synthetic_export(tmp_path) -> str:
+    path = tmp_path / "synthetic.jsonl"
+    export_tasks(list(load_sites(names=["shop-a", "shop-b"]).values()), path)
+    return str(path)
+
+
+def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_asks_nothing(
+        prefect_harness, tmp_path, server):
+    from flows.build_taskset import build_taskset
+
+    script(server)
+    profile, inputs = _profile(tmp_path, server), [*map(str, BENCHMARKS), _synthetic_export(tmp_path)]
+    report = build_taskset(inputs=inputs, config_path=profile)
+    lake = Lake(tmp_path / "data")
+    tasks = lake.read_table("tasks")
+    originals = tasks[tasks["parent_task_id"].isna()].set_index("source_id")
+
+    # 2 WebVoyager, 2 GAIA and 1 Mind2Web-2 task: one structured call each (a broken WebVoyager line and
+    # an empty Mind2Web-2 record are bad records of the ingest)
+    assert report.asked_llm == 5 and len(server.requests) == 5 and report.llm.startswith("5 LLM call(s)")
+    assert sorted(r.split(":")[0].rsplit("/", 1)[1] for r in report.bad_records) == [
+        "WebVoyager_data.jsonl", "mind2web2_tasks.jsonl"]
+    lasagna = originals.loc["Allrecipes--0"]
+    assert (lasagna["website"], lasagna["domain"], lasagna["subdomain"]) == ("allrecipes.com", "Lifestyle & Leisure",
+                                                                             "Food & Dining")
+    assert lasagna["difficulty"] == 4 and [list(g["facts"]) for g in lasagna["rubric"]["groups"]] == [
+        ["vegetarian", "a lasagna", "more than 100 reviews"], ["names the recipe"]]
+    assert lasagna["reference_answer"] == "'Vegetarian Four Cheese Lasagna', 4.6-star, 181 reviews"
+    gaia = originals.loc[SOSA]  # website from the LLM, start page kept from the record
+    assert (gaia["website"], gaia["start_url"], gaia["domain"]) == ("discogs.com", "https://www.google.com/",
+                                                                    "Entertainment")
+    assert pd.isna(originals.loc["yu_lineage", "website"]) and originals.loc["yu_lineage", "difficulty"] == 1
+
+    synthetic = tasks[tasks["source"] == "synthetic"]
+    goals = sum(len(site.spec.goals) for site in load_sites(names=["shop-a", "shop-b"]).values())
+    assert (synthetic["parent_task_id"].isna()).sum() == goals
+    asked = " ".join(text for r in server.requests for text in r.texts)
+    assert not any(text in asked for text in synthetic["text"])
+    assert set(synthetic["domain"]) == {"Shopping"} and all(  # the exact rubrics are kept
+        g["checks"] is not None and len(g["checks"]) == len(g["facts"]) for r in synthetic["rubric"] for g in r["groups"])
+
+    children = tasks[tasks["parent_task_id"] == lasagna["task_id"]]
+    assert children["difficulty"].tolist() == [3] and "Only this part is required" in children["text"].iloc[0]
+    test = tasks[tasks["split"] == "test"]
+    assert set(tasks.loc[tasks["website"] == "shop-b.test", "split"]) == {"test"}
+    assert report.test_websites == test["website"].nunique() == 2
+    assert report.splits == tasks["split"].fillna("removed").value_counts().to_dict()
+    assert leaks(tasks).empty and quality.validate(lake) == []
+
+    again = build_taskset(inputs=inputs, config_path=profile)
+    assert len(server.requests) == 5  # nothing was sent to the LLM again
+    assert (again.ingested, again.annotated, again.asked_llm, again.decomposed, again.duplicates) == (0, 0, 0, 0, 0)
+    rebuilt = lake.read_table("tasks").set_index("task_id")["split"]
+    assert rebuilt.equals(tasks.set_index("task_id")["split"].loc[rebuilt.index])  # the same split again
+
+
+def test_a_malformed_answer_is_a_reported_bad_record_the_rest_land_and_the_next_build_retries_it(
+        prefect_harness, tmp_path, server):
+    from flows.build_taskset import build_taskset
+
+    server.add(Reply(text='{"website": "www.discogs.com", "domain": "Music"'), when=about("Mercedes Sosa"), times=2)
+    script(server)
+    profile = _profile(tmp_path, server)
+    report = build_taskset(inputs=[str(FIXTURES / "GAIA_web.jsonl")], config_path=profile)
+    (bad,) = report.bad_records
+    assert bad.startswith(f"gaia/{SOSA}: rubric: no valid Annotation after 2 answer(s)")
+    lake = Lake(tmp_path / "data")
+    assert lake.read_table("tasks")["source_id"].tolist() == [HOURS] and report.annotated == 1
+    asked = len(server.requests)
+    retried = build_taskset(inputs=[str(FIXTURES / "GAIA_web.jsonl")], config_path=profile)
+    assert retried.bad_records == [] and retried.annotated == 1 and len(server.requests) == asked + 1
+    assert set(lake.read_table("tasks")["source_id"]) == {HOURS, SOSA}
+
+
+def test_without_inputs_the_local_profile_builds_the_shipped_sites_split_by_the_held_out_sites(
+        prefect_harness, tmp_path, monkeypatch):
+    from webgym.cli import app
+
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    result = CliRunner().invoke(app, ["--config", str(PROJECT_ROOT / "configs" / "local.yaml"),
+                                      "--data-dir", str(tmp_path / "data"), "taskset", "build"])
+    assert result.exit_code == 0, result.output
+    goals = sum(len(site.spec.goals) for site in load_sites().values())
+    assert f"{goals} seed task(s) ingested" in result.output and "0 with the LLM" in result.output
+    tasks = Lake(tmp_path / "data").read_table("tasks")
+    held_out = set(load_config().taskset.split.held_out_websites)
+    assert set(tasks.loc[tasks["split"] == "test", "website"]) == held_out and len(held_out) == 6
+    assert set(tasks.loc[tasks["split"] == "train", "website"]).isdisjoint(held_out)
+    assert tasks["split"].notna().all() and (tasks["parent_task_id"].isna()).sum() == goals
