@@ -1,0 +1,123 @@
+"""`webgym server`: the Prefect server and UI on 127.0.0.1, serving prefect.yaml's deployments locally."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Iterator
+
+import httpx
+import typer
+
+from webgym.config import ConfigError
+from webgym.deployments import PREFECT_YAML, load_specs, served_deployments
+
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A port nothing listens on now (for --port 0)."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+def _stop(process: subprocess.Popen, grace_s: float = 20.0) -> None:
+    """SIGTERM the server's process group (prefect runs uvicorn in a child), SIGKILL what outlives grace_s."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextmanager
+def prefect_server(port: int, log: Path, startup_timeout_s: float = 120.0) -> Iterator[str]:
+    """Run `prefect server start` on HOST:port until the block exits; yield its API URL once healthy."""
+    api_url = f"http://{HOST}:{port}/api"
+    env = {**os.environ, "PREFECT_API_URL": api_url, "PREFECT_UI_API_URL": api_url,
+           "PREFECT_SERVER_API_HOST": HOST, "PREFECT_SERVER_API_PORT": str(port)}
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        process = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", HOST,
+                                    "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + startup_timeout_s
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"prefect server exited with {process.returncode}; end of {log}:\n{_tail(log)}")
+            try:
+                if httpx.get(f"{api_url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"prefect server not healthy after {startup_timeout_s:.0f} s; end of {log}:\n"
+                                   f"{_tail(log)}")
+            time.sleep(0.5)
+        yield api_url
+    finally:
+        _stop(process)
+
+
+def server_command(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option(help="Port of the API and UI on 127.0.0.1 (0: any free port).")] = 4200,
+    deployments: Annotated[Path, typer.Option(help="prefect.yaml whose deployments are served.")] = PREFECT_YAML,
+    poll_seconds: Annotated[float, typer.Option(help="How often the local runner looks for runs to start.")] = 5.0,
+) -> None:
+    """Start the Prefect server and UI on 127.0.0.1 and serve prefect.yaml's deployments from this process,
+    so a run triggered from the UI, the API or its schedule executes here. Ctrl-C stops both."""
+    from webgym.cli import console, err_console
+
+    try:
+        specs = load_specs(deployments)
+    except ConfigError as error:
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    config_path = ctx.obj["config_path"]
+    defaults = {"data_dir": ctx.obj["config"].data_root(),
+                **({"config_path": str(Path(config_path).resolve())} if config_path else {})}
+    port = port or free_port()
+    # SIGTERM unwinds like Ctrl-C, so the server started below is always stopped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    home = Path(os.environ["PREFECT_HOME"])
+    api_url = f"http://{HOST}:{port}/api"
+    # Served runs execute in child processes that read Prefect's settings from the environment: point
+    # them (and this process, below) at the server instead of the ephemeral one flows/__init__ would use.
+    os.environ["PREFECT_API_URL"] = api_url
+    os.environ.pop("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", None)
+    os.chdir(deployments.resolve().parent)  # entrypoints are relative to prefect.yaml
+    with prefect_server(port, home / "server.log") as api_url:
+        from prefect import serve
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        with temporary_settings(updates={PREFECT_API_URL: api_url}):
+            try:
+                served = served_deployments(specs, defaults)
+            except ConfigError as error:
+                err_console.print(f"[red]{error}[/red]")
+                raise typer.Exit(2) from None
+            console.print(f"Prefect UI: http://{HOST}:{port}   API: {api_url}   log: {home / 'server.log'}")
+            for spec, deployment in zip(specs, served):
+                when = ", ".join(f"cron {s['cron']} {s.get('timezone') or ''}".rstrip() for s in spec.schedules)
+                console.print(f"  deployment {deployment.flow_name}/{deployment.name}" + (f" ({when})" if when else ""),
+                              highlight=False)
+            console.print(f"Trigger a run from the UI (Deployments -> Run) or: PREFECT_API_URL={api_url} "
+                          ".venv/bin/prefect deployment run 'nightly/nightly' -p iterations=1", soft_wrap=True,
+                          highlight=False)
+            serve(*served, print_starting_message=False, pause_on_shutdown=False, query_seconds=poll_seconds)
