@@ -10,15 +10,19 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Iterator
+from typing import Annotated, Any, Iterator
 
 import httpx
 import typer
 
 from webgym.config import ConfigError
-from webgym.deployments import PREFECT_YAML, load_specs, served_deployments
+from webgym.deployments import PREFECT_YAML, DeploymentSpec, load_specs, served_deployments
 
 HOST = "127.0.0.1"
+
+
+class ServerStartError(RuntimeError):
+    """`prefect server start` exited or stayed unhealthy; the message ends with its log."""
 
 
 def free_port() -> int:
@@ -47,6 +51,11 @@ def _stop(process: subprocess.Popen, grace_s: float = 20.0) -> None:
 @contextmanager
 def prefect_server(port: int, log: Path, startup_timeout_s: float = 120.0) -> Iterator[str]:
     """Run `prefect server start` on HOST:port until the block exits; yield its API URL once healthy."""
+    with socket.socket() as sock:  # else another server's health answer could pass for this one's
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            raise ServerStartError(f"port {port} on {HOST} is in use: pass another --port (0: any free one)") from None
     api_url = f"http://{HOST}:{port}/api"
     env = {**os.environ, "PREFECT_API_URL": api_url, "PREFECT_UI_API_URL": api_url,
            "PREFECT_SERVER_API_HOST": HOST, "PREFECT_SERVER_API_PORT": str(port)}
@@ -59,14 +68,14 @@ def prefect_server(port: int, log: Path, startup_timeout_s: float = 120.0) -> It
         deadline = time.monotonic() + startup_timeout_s
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"prefect server exited with {process.returncode}; end of {log}:\n{_tail(log)}")
+                raise ServerStartError(f"prefect server exited with {process.returncode}; end of {log}:\n{_tail(log)}")
             try:
                 if httpx.get(f"{api_url}/health", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"prefect server not healthy after {startup_timeout_s:.0f} s; end of {log}:\n"
+                raise ServerStartError(f"prefect server not healthy after {startup_timeout_s:.0f} s; end of {log}:\n"
                                    f"{_tail(log)}")
             time.sleep(0.5)
         yield api_url
@@ -96,12 +105,22 @@ def server_command(
     # SIGTERM unwinds like Ctrl-C, so the server started below is always stopped.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     home = Path(os.environ["PREFECT_HOME"])
-    api_url = f"http://{HOST}:{port}/api"
     # Served runs execute in child processes that read Prefect's settings from the environment: point
     # them (and this process, below) at the server instead of the ephemeral one flows/__init__ would use.
-    os.environ["PREFECT_API_URL"] = api_url
+    os.environ["PREFECT_API_URL"] = f"http://{HOST}:{port}/api"
     os.environ.pop("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", None)
     os.chdir(deployments.resolve().parent)  # entrypoints are relative to prefect.yaml
+    try:
+        _serve(specs, defaults, port, home, poll_seconds)
+    except ServerStartError as error:  # its log says why, e.g. the port is taken
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(1) from None
+
+
+def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, home: Path, poll_seconds: float) -> None:
+    """Run the server, register the deployments and execute their runs here until stopped."""
+    from webgym.cli import console, err_console
+
     with prefect_server(port, home / "server.log") as api_url:
         from prefect import serve
         from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -112,7 +131,8 @@ def server_command(
             except ConfigError as error:
                 err_console.print(f"[red]{error}[/red]")
                 raise typer.Exit(2) from None
-            console.print(f"Prefect UI: http://{HOST}:{port}   API: {api_url}   log: {home / 'server.log'}")
+            console.print(f"Prefect UI: http://{HOST}:{port}   API: {api_url}   log: {home / 'server.log'}",
+                          soft_wrap=True, highlight=False)
             for spec, deployment in zip(specs, served):
                 when = ", ".join(f"cron {s['cron']} {s.get('timezone') or ''}".rstrip() for s in spec.schedules)
                 console.print(f"  deployment {deployment.flow_name}/{deployment.name}" + (f" ({when})" if when else ""),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -61,3 +62,15 @@ def test_webgym_server_serves_the_deployments_and_runs_one_triggered_through_the
         output = server.communicate(timeout=60)[0]
     assert f"Prefect UI: http://127.0.0.1:{port}" in output and "nightly/nightly (cron 0 2 * * * UTC)" in output
     assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+
+
+def test_a_port_in_use_is_named_instead_of_answering_for_another_server(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "webgym.cli", "--data-dir", str(tmp_path), "server", "--port",
+                                 str(port)], env={**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"),
+                                                  "COLUMNS": "200"}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert f"port {port} on 127.0.0.1 is in use" in result.stderr
