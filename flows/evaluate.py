@@ -60,9 +60,15 @@ def latest_iteration(data_root: str) -> int:
 @flow(name="evaluate")
 def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: int | None = None,
              config_path: str | None = None, data_dir: str | None = None) -> EvaluateReport:
-    """Roll out `checkpoint` (default: the profile's policy) greedily on `size` held-out test tasks (all
-    when None, the same seeded sample every time), judge, and record one evals row per episode under
-    `iteration` (default: the newest iteration in the lake)."""
+    """Roll out a checkpoint greedily on held-out test tasks, judge, record one evals row per episode.
+
+    Args:
+        checkpoint: Checkpoint directory (default: the profile's policy as configured).
+        iteration: Iteration the evals rows belong to (default: the newest in the lake).
+        size: Held-out tasks, a seeded sample that is the same every time (default: the whole test split).
+        config_path: Profile YAML (default configs/local.yaml).
+        data_dir: Lake root, a path or an fsspec URL.
+    """
     config = load_config(config_path, {"lake.data_dir": data_dir} if data_dir else None)
     root = config.data_root()
     iteration = latest_iteration(root) if iteration is None else iteration

@@ -1,38 +1,165 @@
-"""The nightly iteration.
+"""The nightly iteration: build the task set, then per iteration sample -> rollout -> judge -> accept
+(GRPO: roll out more until enough effective groups) -> train -> serve -> evaluate on the OOD split,
+then the warehouse and the report.
 
-Today it runs the parts that exist: recover the lake, run every quality suite, rebuild the
-warehouse and report table sizes. The stages (sample -> rollout -> judge -> accept -> train ->
-serve -> evaluate) join here as their issues land; the summary names the ones still missing.
+Every stage is idempotent, so a run killed anywhere and started again finishes the iteration it was
+in without redoing or duplicating finished work: rollouts skip finished episodes, the judge skips
+judged ones, accept and train reuse what an iteration already wrote, evaluate writes an evals row
+once. Iteration numbers advance by themselves: an iteration is finished once its checkpoint has been
+evaluated, and the next run continues from the newest checkpoint. A failing stage retries (its task
+retries), then stops the run with the stage named; everything finished stays in the lake.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from prefect import flow
+from prefect import flow, get_run_logger
 
+from flows.build_taskset import build_taskset
+from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
-from webgym.config import load_config
+from flows.judge import judge
+from flows.rollout import rollout
+from flows.serve import serve
+from flows.train import acceptance, train, train_config
+from webgym.config import Config, load_config
 from webgym.lake import Lake
 
-PENDING_STAGES = ("build_taskset", "rollout", "judge", "accept", "train", "serve", "evaluate")
+
+@dataclass
+class IterationSummary:
+    """One iteration's figures, as the CLI prints them."""
+
+    iteration: int
+    kind: str
+    """warm start (oracle demonstrations + SFT) or rollout."""
+    episodes: int
+    rollout_success: float | None
+    accepted_steps: int
+    checkpoint_id: str
+    eval_episodes: int
+    eval_success: float
 
 
-@dataclass(frozen=True)
+@dataclass
 class NightlySummary:
     data_root: str
     warehouse: str
+    report: str
     rows: dict[str, int]
     recovered_rows: int
-    pending_stages: tuple[str, ...]
+    iterations: list[IterationSummary] = field(default_factory=list)
+    baseline_success: float | None = None
+    """Held-out success of the untrained starting policy, when this run evaluated it."""
+
+
+def _finished(lake: Lake, iteration: int) -> bool:
+    """An iteration is finished when a checkpoint of it exists and was evaluated afterwards."""
+    checkpoints = lake.read_table("checkpoints")
+    mine = checkpoints[checkpoints["iteration"] == iteration]
+    evals = lake.read_table("evals", columns=["iteration", "evaluated_at"])
+    later = evals[evals["iteration"] == iteration]["evaluated_at"]
+    return bool(len(mine)) and bool(len(later)) and later.max() >= mine["created_at"].max()
+
+
+def next_iteration(data_root: str) -> int:
+    """The iteration to run: the newest checkpoint's if it was not evaluated yet, else the one after."""
+    lake = Lake(data_root)
+    checkpoints = lake.read_table("checkpoints", columns=["iteration"])["iteration"]
+    if checkpoints.empty:
+        trajectories = lake.read_table("trajectories", columns=["iteration"])["iteration"]
+        return int(trajectories.max()) if len(trajectories) else 0
+    newest = int(checkpoints.max())
+    return newest if not _finished(lake, newest) else newest + 1
+
+
+def _rollout_success(data_root: str, trajectory_ids: list[str], config: Config) -> float | None:
+    from webgym.warehouse import query
+
+    verdicts = query(Lake(data_root), "SELECT trajectory_id, success FROM verdicts", tuple(config.judge.priority))
+    mine = verdicts[verdicts["trajectory_id"].isin(trajectory_ids)]
+    return float(mine["success"].mean()) if len(mine) else None
+
+
+def _iteration(config: Config, iteration: int, config_path: str | None, root: str) -> IterationSummary:
+    """One iteration: (warm start or rollout) -> judge -> accept -> train -> serve -> evaluate."""
+    settings = config.nightly
+    lake = Lake(root)
+    warm = iteration == 0 and settings.warm_start_tasks > 0 and lake.count("checkpoints") == 0
+    checkpoint = None
+    if warm:
+        rolled = rollout(iteration=0, split="train", size=settings.warm_start_tasks, policy="oracle",
+                         group_size=1, config_path=config_path, data_dir=root)
+    else:
+        newest = lake.read_table("checkpoints").sort_values(["iteration", "created_at"])
+        checkpoint = newest.iloc[-1]["path"] if len(newest) else None
+        rolled = rollout(iteration=iteration, split="train", size=settings.episodes, checkpoint=checkpoint,
+                         config_path=config_path, data_dir=root)
+    judge(iteration=iteration, config_path=config_path, data_dir=root)
+    ids = list(rolled.trajectory_ids)
+    objective = "sft" if warm else None
+    if not warm and config.accept.objective == "grpo":
+        for draw in range(1, settings.grpo_max_rounds + 1):
+            missing = acceptance(train_config(config_path, root, None, None, None, None), iteration).groups_missing
+            if not missing:
+                break
+            get_run_logger().info("iteration %d: %d effective GRPO group(s) missing; rolling out %d more tasks",
+                                  iteration, missing, missing)
+            more = rollout(iteration=iteration, split="train", size=missing, checkpoint=checkpoint, draw=draw,
+                           config_path=config_path, data_dir=root)
+            judge(iteration=iteration, config_path=config_path, data_dir=root)
+            ids += more.trajectory_ids
+    trained = train(iteration=iteration, objective=objective, config_path=config_path, data_dir=root)
+    # A configured server (vLLM on a cluster) moves to the new checkpoint; the scorer and local
+    # policies load it in-process, and serve says there is nothing to serve.
+    serve(checkpoint=trained.path, served_model_name=trained.checkpoint_id, config_path=config_path)
+    evaluated = evaluate(checkpoint=trained.path, iteration=iteration, size=settings.eval_tasks,
+                         config_path=config_path, data_dir=root)
+    return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids),
+                            _rollout_success(root, ids, config), trained.accepted_steps, trained.checkpoint_id,
+                            evaluated.episodes, evaluated.success_rate)
+
+
 
 
 @flow(name="nightly")
-def nightly(config_path: str | None = None, data_dir: str | None = None) -> NightlySummary:
-    """One nightly iteration on the profile at `config_path` (default configs/local.yaml)."""
+def nightly(iterations: int | None = None, config_path: str | None = None, data_dir: str | None = None) -> NightlySummary:
+    """Run iterations on the profile, continuing from the last finished one.
+
+    Args:
+        iterations: Iterations this run (default: the profile's nightly.iterations; 0 only checks,
+            rebuilds the warehouse and writes the report).
+        config_path: Profile YAML (default configs/local.yaml).
+        data_dir: Lake root, a path or an fsspec URL (default: the profile's lake.data_dir).
+    """
     config = load_config(config_path, {"lake.data_dir": data_dir} if data_dir else None)
     root = config.data_root()
     recovered = recover_lake(root)
+    quality_gate(root)  # a broken lake stops the run before any work
+    if config.nightly.build_taskset:
+        build_taskset(config_path=config_path, data_dir=root)
+    summary = NightlySummary(root, "", "", {}, recovered)
+    lake = Lake(root)
+    rounds = config.nightly.iterations if iterations is None else iterations
+    if rounds and config.nightly.evaluate_untrained and lake.count("checkpoints") == 0:
+        summary.baseline_success = evaluate(iteration=0, size=config.nightly.eval_tasks, config_path=config_path,
+                                            data_dir=root).success_rate
+    first = next_iteration(root)
+    for iteration in range(first, first + rounds):
+        summary.iterations.append(_iteration(config, iteration, config_path, root))
     quality_gate(root)
-    path = build_warehouse(root, str(config.warehouse_path()), config.judge.priority)
-    return NightlySummary(root, path, Lake(root).counts(), recovered, PENDING_STAGES)
+    summary.warehouse = build_warehouse(root, str(config.warehouse_path()), config.judge.priority)
+    summary.report = write_report(root, config.profile)
+    summary.rows = Lake(root).counts()
+    return summary
+
+
+def write_report(root: str, profile: str) -> str:
+    """The HTML report of everything in the lake; its path."""
+    from webgym.report import default_path
+    from webgym.report import write_report as render
+
+    lake = Lake(root)
+    return str(render(lake, default_path(lake), profile).resolve())
+

@@ -71,13 +71,14 @@ def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: 
 @flow(name="rollout")
 def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size: int | None = 32,
             policy: Literal["chat", "local", "scorer", "oracle", "random"] | None = None,
-            checkpoint: str | None = None, greedy: bool = False,
+            checkpoint: str | None = None, greedy: bool = False, draw: int = 0,
             engine: Literal["async", "sync"] | None = None, concurrency: int | None = None,
             group_size: int | None = None, horizons: dict[str, int] | None = None, shards: int | None = None,
             config_path: str | None = None, data_dir: str | None = None) -> RolloutReport:
     """Roll out `size` tasks of `split` for `iteration` (all of the split when None); unset parameters
     come from the profile. `checkpoint` points the policy at a checkpoint directory; `greedy` decodes
-    without sampling (evaluation)."""
+    without sampling (evaluation); `draw` > 0 draws another batch of the same iteration (GRPO's dynamic
+    sampling rolls out more)."""
     config = rollout_config(config_path, data_dir, policy=policy, engine=engine, concurrency=concurrency,
                             group_size=group_size, horizons=horizons, shards=shards)
     if checkpoint or greedy:
@@ -86,9 +87,10 @@ def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size:
                                 **policy_overrides(config.policy.kind, checkpoint, greedy))
     root = config.data_root()
     # A fresh training batch every iteration; the same held-out tasks every time, so evaluations compare.
-    seed = config.taskset.sample.seed + (iteration if split == "train" else 0)
+    seed = config.taskset.sample.seed + (iteration + 7919 * draw if split == "train" else 0)
     ids = select_tasks(root, split, size, config.taskset.sample.ratio, seed)
-    run_key = f"it{iteration}-{split}-{config.policy.kind}" + (f"-{Path(checkpoint).name}" if checkpoint else "")
+    run_key = (f"it{iteration}-{split}-{config.policy.kind}" + (f"-{Path(checkpoint).name}" if checkpoint else "")
+               + (f"-d{draw}" if draw else ""))
     count = max(1, min(config.rollout.shards, len(ids)))
     futures = [rollout_shard.submit(ids[i::count], config, iteration, run_key, i) for i in range(count)]
     report = RolloutReport(run_key, [trajectory_id_for(run_key, task_id, sample)

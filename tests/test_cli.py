@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import steps_frame, tasks_frame, trajectories_frame
 from webgym.cli import app
+from webgym.lake import Lake
 
 runner = CliRunner()
 
@@ -73,11 +74,16 @@ def test_bad_config_value_says_which_field(tmp_path):
     assert result.exit_code == 2 and "lake.journal_batch_rows" in result.output
 
 
-def test_main_job_command_runs_the_nightly_flow(tmp_path):
+def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_path):
+    # Zero iterations: the task set, the quality suites, the warehouse and the report; the iterations
+    # themselves run in tests/flows/test_nightly.py on the CI profile.
     config = tmp_path / "profile.yaml"
-    config.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nwarehouse:\n  path: {tmp_path / 'w.duckdb'}\n")
+    config.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nwarehouse:\n  path: {tmp_path / 'w.duckdb'}\n"
+                      "nightly:\n  iterations: 0\n")
     done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(config), "nightly"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "nightly finished" in done.stdout and "all data-quality suites passed" in done.stdout
-    assert (tmp_path / "w.duckdb").exists() and (tmp_path / "data" / "tasks" / "_schema.parquet").exists()
+    out = " ".join(done.stdout.split())
+    assert "nightly finished" in out and "all data-quality suites passed" in out
+    assert (tmp_path / "w.duckdb").exists() and (tmp_path / "reports" / "report.html").exists()
+    assert "FROM eval_success_by_band" in out and Lake(tmp_path / "data").count("tasks") > 200

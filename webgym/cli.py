@@ -21,7 +21,11 @@ from webgym.llm.cli import llm_app
 from webgym.models.cli import models_app
 from webgym.prefect_env import configure_prefect
 from webgym.evaluate_cli import evaluate_command
+from webgym.export_cli import export_samples_command
 from webgym.rollout.cli import bench_app, rollout_command
+from webgym.serve.cli import serve_command
+from webgym.server_cli import server_command
+from webgym.train_cli import train_command
 from webgym.sites.cli import sites_app
 from webgym.taskset_cli import ingest, taskset_app
 
@@ -39,7 +43,11 @@ app.add_typer(sites_app, name="sites")
 app.command()(ingest)
 app.command("rollout")(rollout_command)
 app.command("evaluate")(evaluate_command)
+app.command("export-samples")(export_samples_command)
+app.command("train")(train_command)
 app.add_typer(bench_app, name="bench")
+app.command("serve")(serve_command)
+app.command("server")(server_command)
 
 console = Console()
 err_console = Console(stderr=True, soft_wrap=True)
@@ -213,18 +221,39 @@ def report(
     typer.echo(path.resolve())
 
 
+NIGHTLY_QUERIES = (
+    "SELECT iteration, checkpoint, split, difficulty_band, episodes, success_rate FROM eval_success_by_band",
+    "SELECT iteration, difficulty_band, trajectories, success_rate FROM success_by_band",
+    "SELECT t.website, count(*) AS episodes, avg(v.success::INT) AS success FROM trajectories tr "
+    "JOIN verdicts v USING (trajectory_id) JOIN tasks t USING (task_id) GROUP BY ALL ORDER BY success",
+)
+
+
 @app.command()
-def nightly(ctx: typer.Context) -> None:
-    """Run the nightly iteration flow (Prefect, local ephemeral mode) on the profile."""
+def nightly(
+    ctx: typer.Context,
+    iterations: Annotated[int | None, typer.Option(help="Iterations this run (default: the profile's).")] = None,
+) -> None:
+    """Run the nightly flow: task set, then rollout -> judge -> accept -> train -> serve -> evaluate, report."""
     from flows.nightly import nightly as nightly_flow
 
-    summary = nightly_flow(config_path=ctx.obj["config_path"], data_dir=_config(ctx).data_root())
+    summary = nightly_flow(iterations=iterations, config_path=ctx.obj["config_path"], data_dir=_config(ctx).data_root())
     console.print(f"[bold]nightly finished[/bold] on {summary.data_root}")
-    console.print(f"  recovered {summary.recovered_rows} journaled row(s); all data-quality suites passed")
-    console.print("  rows: " + ", ".join(f"{k}={v}" for k, v in summary.rows.items()))
+    if summary.recovered_rows:
+        console.print(f"  recovered {summary.recovered_rows} journaled row(s) of an interrupted run")
+    if summary.baseline_success is not None:
+        console.print(f"  untrained policy: held-out success {summary.baseline_success:.1%}")
+    for it in summary.iterations:
+        rollout = "-" if it.rollout_success is None else f"{it.rollout_success:.1%}"
+        console.print(f"  iteration {it.iteration} ({it.kind}): {it.episodes} episodes, success {rollout}; "
+                      f"{it.accepted_steps} accepted steps -> {it.checkpoint_id}; held-out success "
+                      f"{it.eval_success:.1%} on {it.eval_episodes} episodes")
+    console.print("  all data-quality suites passed; rows: " + ", ".join(f"{k}={v}" for k, v in summary.rows.items()))
     console.print(f"  warehouse: {summary.warehouse}")
-    console.print(f"  [yellow]stages not built yet, skipped:[/yellow] {', '.join(summary.pending_stages)}")
-    console.print('  try: .venv/bin/webgym sql "SELECT * FROM tasks_by_source"')
+    console.print(f"  report: {summary.report}")
+    console.print("  try:")
+    for sql in NIGHTLY_QUERIES:
+        console.print(f'    .venv/bin/webgym sql "{sql}"', soft_wrap=True, highlight=False)
 
 
 def run() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import string
 from pathlib import Path
 from typing import Any, Literal
 
@@ -333,6 +334,50 @@ class TasksetConfig(Section):
     sample: SampleConfig = Field(default_factory=SampleConfig)
 
 
+class ServeConfig(Section):
+    """How the policy endpoint moves to a new checkpoint after training (the `serve` flow, flows/serve.py)."""
+
+    command: str | None = Field(
+        default=None,
+        description="Command template that serves a checkpoint until stopped, with {checkpoint}, {name} (the served "
+                    "model name), {port} and {python} (this interpreter) filled in, e.g. `vllm serve {checkpoint} "
+                    "--served-model-name {name} --port {port}` or `{python} -m webgym.cli serve --checkpoint "
+                    "{checkpoint} --served-model-name {name} --port {port}`. null: no server (the local profile's "
+                    "policies load the checkpoint in-process); the serve flow says so and returns.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Port filled into {port}.")
+    base_url: str | None = Field(
+        default=None,
+        description="API root the server answers at, the same value as the llm `policy` endpoint's base_url "
+                    "(e.g. http://gpu-1:8000/v1); null: http://127.0.0.1:{port}/v1.")
+    startup_timeout_s: float = Field(
+        default=900.0, gt=0,
+        description="How long a new server may take until its /v1/models lists the served name (vLLM loads and "
+                    "compiles a 7B model in minutes); past it the server is stopped and the flow fails with its log.")
+    stop_grace_s: float = Field(
+        default=30.0, ge=0,
+        description="After SIGTERM, seconds the previous server gets to finish its requests before SIGKILL.")
+    state_dir: str = Field(
+        default=".cache/serve",
+        description="Directory (relative to the project) of the state file server.json (pid, start time, served "
+                    "name, checkpoint) and the server's log server.log (the one before: server.previous.log); on the "
+                    "serving machine's own disk.")
+
+    @field_validator("command")
+    @classmethod
+    def _known_placeholders(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        fields = {field for _, field, _, _ in string.Formatter().parse(value) if field is not None}
+        unknown = fields - {"checkpoint", "name", "port", "python"}
+        if unknown:
+            raise ValueError(f"unknown placeholder(s) {sorted(unknown)}; use {{checkpoint}}, {{name}}, {{port}}, "
+                             "{python} (double braces for a literal brace)")
+        if not {"checkpoint", "name"} <= fields:
+            raise ValueError("must contain {checkpoint} and {name}: the server has to load the checkpoint and list "
+                             "it under the served name the flow waits for")
+        return value
+
+
 class SitesConfig(Section):
     """The synthetic verifiable websites (webgym/sites): where their specs are, how they are served."""
 
@@ -360,6 +405,37 @@ class SitesConfig(Section):
                     "1 searches in the command's own process.")
 
 
+class NightlyConfig(Section):
+    """What one run of the nightly flow does (flows/nightly.py)."""
+
+    iterations: int = Field(
+        default=1, ge=0,
+        description="Iterations per run (rollout -> judge -> accept -> train -> serve -> evaluate); the next "
+                    "run continues from the last finished one. 0: only recover, check, rebuild warehouse and report.")
+    episodes: int = Field(
+        default=64, ge=1, description="Training tasks rolled out per iteration (times rollout.group_size episodes).")
+    eval_tasks: int | None = Field(
+        default=None, ge=1,
+        description="Held-out test tasks evaluated after each iteration (a seeded sample, the same every time); "
+                    "null: the whole test split.")
+    warm_start_tasks: int = Field(
+        default=0, ge=0,
+        description="Iteration 0 of a fresh lake: oracle demonstrations on this many train tasks, then the SFT "
+                    "warm start (OpenWebRL 4.2, AutoWebWorld); 0: no warm start, iteration 0 rolls out the policy.")
+    evaluate_untrained: bool = Field(
+        default=True,
+        description="Before the first training of a fresh lake, evaluate the starting policy too, so the report "
+                    "shows the warm-start gain and the gain from the policy's own rollouts apart.")
+    grpo_max_rounds: int = Field(
+        default=2, ge=0,
+        description="grpo: extra rollout rounds of the missing number of tasks while accept still lacks effective "
+                    "groups (DAPO dynamic sampling), before training on what there is.")
+    build_taskset: bool = Field(
+        default=True,
+        description="Run build_taskset first (idempotent: ingests and annotates only what is new; without inputs "
+                    "it builds the synthetic task set of the shipped sites).")
+
+
 class Config(Section):
     """The whole pipeline's configuration (a profile)."""
 
@@ -368,6 +444,7 @@ class Config(Section):
     warehouse: WarehouseConfig = Field(default_factory=WarehouseConfig)
     taskset: TasksetConfig = Field(default_factory=TasksetConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     sites: SitesConfig = Field(default_factory=SitesConfig)
     accept: AcceptConfig = Field(default_factory=AcceptConfig)
@@ -375,6 +452,7 @@ class Config(Section):
     env: EnvConfig = Field(default_factory=EnvConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    nightly: NightlyConfig = Field(default_factory=NightlyConfig)
 
     def data_root(self) -> str:
         """The lake root as an absolute path or a URL."""
@@ -385,15 +463,39 @@ class Config(Section):
         return (PROJECT_ROOT / self.warehouse.path).resolve()
 
 
-def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
-    """Load a profile (default configs/local.yaml) and apply dotted overrides like {"lake.data_dir": ...}."""
-    path = Path(path) if path else PROJECT_ROOT / "configs" / "local.yaml"
+def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `changes` laid over it, section by section (a non-mapping value replaces)."""
+    merged = dict(base)
+    for key, value in changes.items():
+        merged[key] = _merged(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) \
+            else value
+    return merged
+
+
+def _read_profile(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    """A profile's YAML; `extends: other.yaml` (beside it) starts from that profile and changes only what
+    this one sets."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise ConfigError(f"config file {path} not found; pass --config configs/local.yaml") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"config file {path} is not valid YAML: {error}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config file {path}: a profile is a mapping of sections, not {type(raw).__name__}")
+    parent = raw.pop("extends", None)
+    if parent is None:
+        return raw
+    base = (path.parent / str(parent)).resolve()
+    if base in seen or base == path.resolve():
+        raise ConfigError(f"config file {path}: `extends: {parent}` loops back to a profile already read")
+    return _merged(_read_profile(base, (*seen, path.resolve())), raw)
+
+
+def load_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> Config:
+    """Load a profile (default configs/local.yaml) and apply dotted overrides like {"lake.data_dir": ...}."""
+    path = Path(path) if path else PROJECT_ROOT / "configs" / "local.yaml"
+    raw = _read_profile(path, ())
     if os.environ.get("WEBGYM_DATA"):  # the environment beats the profile; explicit overrides beat both
         overrides = {"lake.data_dir": os.environ["WEBGYM_DATA"], **(overrides or {})}
     for dotted, value in (overrides or {}).items():

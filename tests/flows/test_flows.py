@@ -17,7 +17,8 @@ from webgym.lake import Lake
 
 def _profile(tmp_path) -> str:
     path = tmp_path / "profile.yaml"
-    path.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nwarehouse:\n  path: {tmp_path / 'w.duckdb'}\n")
+    path.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nwarehouse:\n  path: {tmp_path / 'w.duckdb'}\n"
+                    "nightly:\n  iterations: 0\n  build_taskset: false\n")
     return str(path)
 
 

@@ -1,0 +1,156 @@
+"""The train flow: accept the steps an iteration learns from, then fit the policy on them and record
+the checkpoint.
+
+Resumable: accepted rows already written for (iteration, objective) are reused, and an iteration that
+already has its checkpoint is not trained again. The policy kind decides the trainer: the set-of-marks
+scorer trains in-process in seconds (the embedded default), the vision-language policies (`local`,
+`chat` served by vLLM) go through webgym/train/trainer.py from the newest checkpoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pyarrow.dataset as ds
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.gates import quality_gate, recover_lake
+from stages.accept import STEP_COLUMNS, Acceptance, accept
+from webgym.config import Config, ConfigError, load_config
+from webgym.lake import Lake
+from webgym.train.fit import fit_policy
+from webgym.warehouse import query
+
+Objective = Literal["filtered_bc", "sft", "reinforce", "grpo"]
+
+
+@dataclass
+class TrainReport:
+    """What one training iteration selected and produced."""
+
+    iteration: int
+    objective: str
+    checkpoint_id: str
+    path: str
+    accepted_steps: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    groups_missing: int | None = None
+    resumed: bool = False
+    problems: list[str] = field(default_factory=list)
+
+
+def checkpoints_dir(config: Config) -> Path:
+    """Where checkpoint directories go: train.checkpoints_dir, else models/ inside a local lake."""
+    if config.train.checkpoints_dir:
+        return Path(config.train.checkpoints_dir)
+    root = config.data_root()
+    if "://" in root:
+        raise ConfigError(f"the lake is at {root}: set train.checkpoints_dir to a directory the training and "
+                          f"serving machines share")
+    return Path(root) / "models"
+
+
+def latest_checkpoint(data_root: str, before: int | None = None) -> dict | None:
+    """The newest checkpoints row (of an iteration before `before`, when given)."""
+    rows = Lake(data_root).read_table("checkpoints")
+    if before is not None:
+        rows = rows[rows["iteration"] < before]
+    return None if rows.empty else rows.sort_values(["iteration", "created_at"]).iloc[-1].to_dict()
+
+
+def acceptance(config: Config, iteration: int) -> Acceptance:
+    """What accept selects for `iteration` from the lake as it is now (nothing written)."""
+    lake = Lake(config.data_root())
+    verdicts = query(lake, "SELECT * FROM verdicts", tuple(config.judge.priority))
+    return accept(verdicts, lake.read_table("trajectories"), lake.read_table("steps", columns=STEP_COLUMNS),
+                  lake.read_table("tasks", columns=["task_id", "split", "website"]), iteration, config.accept)
+
+
+@task(cache_policy=NO_CACHE)
+def select_steps(config: Config, iteration: int) -> dict:
+    """Write the accepted rows of `iteration` (once) and return their count and the selection figures."""
+    lake = Lake(config.data_root())
+    objective = config.accept.objective
+    present = lake.read_table("accepted", filter=(ds.field("iteration") == iteration)
+                              & (ds.field("objective") == objective))
+    if len(present):
+        return {"accepted_steps": len(present), "groups_missing": None, "problems": [], "resumed": True}
+    chosen = acceptance(config, iteration)
+    if len(chosen.accepted):
+        lake.write_table("accepted", chosen.accepted, run_id=f"accept-{iteration}-{objective}")
+    return {"accepted_steps": len(chosen.accepted), "groups_missing": chosen.groups_missing,
+            "problems": chosen.problems, "resumed": False}
+
+
+@task(cache_policy=NO_CACHE)
+def fit(config: Config, iteration: int) -> dict:
+    """Train on the accepted rows of `iteration` from the newest earlier checkpoint; record the new one
+    (once per iteration and objective)."""
+    lake = Lake(config.data_root())
+    done = lake.read_table("checkpoints", filter=(ds.field("iteration") == iteration)
+                           & (ds.field("objective") == config.train.objective))
+    if len(done):
+        row = done.sort_values("created_at").iloc[-1]
+        return {"checkpoint_id": row["checkpoint_id"], "path": row["path"], "metrics": dict(row["metrics"]),
+                "problems": [], "resumed": True}
+    accepted = lake.read_table("accepted", filter=(ds.field("iteration") == iteration)
+                               & (ds.field("objective") == config.accept.objective))
+    if accepted.empty:
+        raise ValueError(f"iteration {iteration}: accept kept no step (no successful, unblocked episode under "
+                         f"{config.accept.objective}); roll out and judge more before training")
+    previous = latest_checkpoint(config.data_root(), before=iteration)
+    fitted = fit_policy(config, lake, accepted, previous["path"] if previous else None, iteration,
+                        checkpoints_dir(config))
+    return {"checkpoint_id": fitted.checkpoint_id, "path": fitted.path, "metrics": fitted.metrics,
+            "problems": fitted.problems}
+
+
+def train_config(config_path: str | None, data_dir: str | None, objective: str | None,
+                 iterations_back: int | None, learning_rate: float | None, epochs: int | None) -> Config:
+    """The profile with the flow's parameters applied: one objective drives accept and the loss."""
+    base = load_config(config_path, {"lake.data_dir": data_dir} if data_dir else None)
+    objective = objective or base.accept.objective
+    dotted: dict[str, object] = {"accept.objective": objective, "train.objective": objective}
+    if data_dir:
+        dotted["lake.data_dir"] = data_dir
+    if iterations_back is not None:
+        dotted["accept.replay_iterations"] = iterations_back
+    scorer = base.policy.kind == "scorer"
+    if learning_rate is not None:
+        dotted["policy.scorer.train.learning_rate" if scorer else "train.learning_rate"] = learning_rate
+    if epochs is not None:
+        dotted["policy.scorer.train.epochs" if scorer else "train.epochs"] = epochs
+    return load_config(config_path, dotted)
+
+
+@flow(name="train")
+def train(iteration: int, objective: Objective | None = None, iterations_back: int | None = None,
+          learning_rate: float | None = None, epochs: int | None = None, config_path: str | None = None,
+          data_dir: str | None = None) -> TrainReport:
+    """Accept the steps of an iteration, train the policy from the newest earlier checkpoint, record
+    the checkpoint. Unset parameters come from the profile (accept and train blocks, or
+    policy.scorer.train).
+
+    Args:
+        iteration: Iteration whose judged episodes to learn from.
+        objective: filtered_bc, sft, reinforce or grpo (accept rule and loss alike).
+        iterations_back: filtered_bc replay buffer: learn from this many latest iterations.
+        learning_rate: Learning rate of this training run.
+        epochs: Passes over the accepted samples.
+        config_path: Profile YAML (default configs/local.yaml).
+        data_dir: Lake root, a path or an fsspec URL.
+    """
+    config = train_config(config_path, data_dir, objective, iterations_back, learning_rate, epochs)
+    root = config.data_root()
+    recover_lake(root)
+    selected = select_steps(config, iteration)
+    quality_gate(root, ["accepted"])
+    fitted = fit(config, iteration)
+    quality_gate(root, ["checkpoints"])
+    return TrainReport(iteration, config.accept.objective, fitted["checkpoint_id"], fitted["path"],
+                       selected["accepted_steps"], fitted["metrics"], selected["groups_missing"],
+                       selected["resumed"] and fitted.get("resumed", False),
+                       selected["problems"] + fitted["problems"])

@@ -1,0 +1,90 @@
+"""The nightly main job on the CI profile: two short iterations end to end (warm start, then the
+scorer's own rollouts), each evaluated; quality and the printed SQL queries answer afterwards; a run
+killed in the middle of a rollout finishes on the rerun without lost or duplicated episodes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from webgym import PROJECT_ROOT
+from webgym.cli import NIGHTLY_QUERIES
+from webgym.lake import Lake
+
+
+def _profile(tmp_path: Path) -> Path:
+    path = tmp_path / "ci.yaml"
+    path.write_text(f"extends: {PROJECT_ROOT / 'configs' / 'ci.yaml'}\nlake:\n  data_dir: {tmp_path / 'data'}\n"
+                    f"warehouse:\n  path: {tmp_path / 'w.duckdb'}\n")
+    return path
+
+
+def _webgym(profile: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "WEBGYM_DATA": ""}
+    return subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(profile), *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp_path):
+    profile = _profile(tmp_path)
+    done = _webgym(profile, "nightly")
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = " ".join(done.stdout.split())
+    assert "iteration 0 (warm start): 6 episodes" in out and "iteration 1 (rollout): 8 episodes" in out
+    lake = Lake(tmp_path / "data")
+    checkpoints = lake.read_table("checkpoints").sort_values("iteration")
+    assert checkpoints["iteration"].tolist() == [0, 1] and checkpoints["objective"].tolist() == ["sft", "filtered_bc"]
+    evals = lake.read_table("evals")
+    assert sorted(evals.groupby("iteration").size().tolist()) == [8, 8]
+    assert set(evals["checkpoint"]) == set(checkpoints["checkpoint_id"]) and set(evals["split"]) == {"test"}
+    trajectories = lake.read_table("trajectories").merge(lake.read_table("tasks")[["task_id", "split"]])
+    train = trajectories[trajectories["split"] == "train"]
+    assert set(train[train["iteration"] == 0]["policy"]) == {"oracle"}
+    assert set(train[train["iteration"] == 1]["policy_version"]) == {checkpoints["checkpoint_id"].iloc[0]}
+    report = Path(out.split("report: ")[1].split()[0])
+    assert report.is_file() and "no data yet" not in report.read_text().split("Held-out success")[1][:2000]
+    assert _webgym(profile, "quality").returncode == 0
+    for sql in NIGHTLY_QUERIES:
+        answered = _webgym(profile, "sql", sql, timeout=120)
+        assert answered.returncode == 0 and "(0 rows)" not in answered.stdout, (sql, answered.stdout[-500:])
+    again = _webgym(profile, "nightly", "--iterations", "1")
+    assert again.returncode == 0 and "iteration 2 (rollout)" in " ".join(again.stdout.split())
+
+
+@pytest.mark.slow
+def test_nightly_killed_mid_rollout_finishes_the_iteration_on_the_rerun(tmp_path):
+    profile = _profile(tmp_path)
+    lake = Lake(tmp_path / "data")
+    command = [sys.executable, "-m", "webgym.cli", "--config", str(profile), "nightly"]
+    first = subprocess.Popen(command, env={**os.environ, "WEBGYM_DATA": ""}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def rolled_out_in_iteration_1() -> int:
+        if not lake.count("checkpoints"):
+            return 0
+        trajectories = lake.read_table("trajectories", columns=["iteration", "policy"])
+        return int(((trajectories["iteration"] == 1) & (trajectories["policy"] == "scorer")).sum())
+
+    deadline = time.monotonic() + 600
+    while rolled_out_in_iteration_1() < 2 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    assert 2 <= rolled_out_in_iteration_1() < 8 + 8  # killed inside iteration 1, before its evaluation ended
+    done = _webgym(profile, "nightly", "--iterations", "1")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "iteration 1 (rollout): 8 episodes" in " ".join(done.stdout.split())
+    trajectories = lake.read_table("trajectories")
+    assert trajectories["trajectory_id"].is_unique
+    steps = lake.read_table("steps")
+    assert not steps.duplicated(["trajectory_id", "t"]).any()
+    assert set(steps["trajectory_id"]) <= set(trajectories["trajectory_id"])
+    assert lake.read_table("checkpoints")["iteration"].tolist().count(1) == 1
+    assert lake.read_table("evals")["trajectory_id"].is_unique

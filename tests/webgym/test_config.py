@@ -1,0 +1,34 @@
+"""Profiles: `extends` starts from another profile and changes only what it sets; the shipped
+profiles load (every key known) and say what they promise."""
+
+from __future__ import annotations
+
+import pytest
+
+from webgym import PROJECT_ROOT
+from webgym.config import ConfigError, load_config
+
+
+def test_extends_overrides_only_what_it_sets(tmp_path):
+    (tmp_path / "base.yaml").write_text("profile: base\nrollout:\n  concurrency: 3\n  group_size: 2\n")
+    (tmp_path / "child.yaml").write_text("extends: base.yaml\nprofile: child\nrollout:\n  concurrency: 5\n")
+    config = load_config(tmp_path / "child.yaml")
+    assert (config.profile, config.rollout.concurrency, config.rollout.group_size) == ("child", 5, 2)
+
+
+def test_extends_loop_and_missing_parent_are_named(tmp_path):
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(ConfigError, match="loops back"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "c.yaml").write_text("extends: nowhere.yaml\n")
+    with pytest.raises(ConfigError, match="nowhere.yaml not found"):
+        load_config(tmp_path / "c.yaml")
+
+
+def test_ci_profile_is_the_local_default_made_small():
+    local, ci = load_config(PROJECT_ROOT / "configs" / "local.yaml"), load_config(PROJECT_ROOT / "configs" / "ci.yaml")
+    assert local.policy.kind == ci.policy.kind == "scorer" and ci.env.observation == "set_of_marks"
+    assert local.nightly.eval_tasks >= 60 and local.nightly.iterations >= 4 and local.nightly.episodes == 64
+    assert ci.nightly.iterations == 2 and ci.nightly.episodes < local.nightly.episodes
+    assert ci.judge == local.judge and ci.lake.data_dir != local.lake.data_dir

@@ -1,0 +1,78 @@
+"""Fit the configured policy on accepted rows and record the checkpoint: the scorer in-process, the
+vision-language policies through the trainer. The train flow calls `fit_policy`; both paths read the
+same accepted rows and write one checkpoints row."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.dataset as ds
+
+from schemas.checkpoints import Checkpoint
+from webgym.config import Config, ConfigError
+from webgym.lake import Lake
+
+
+@dataclass
+class Fitted:
+    """A new checkpoint and what its training measured."""
+
+    checkpoint_id: str
+    path: str
+    metrics: dict[str, float]
+    problems: list[str] = field(default_factory=list)
+    """Accepted steps that could not be rebuilt into samples (skipped, named)."""
+
+
+def _episodes(lake: Lake, accepted: pd.DataFrame, table: str) -> pd.DataFrame:
+    return lake.read_table(table, filter=ds.field("trajectory_id").isin(sorted(set(accepted["trajectory_id"]))))
+
+
+def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
+               out_dir: Path) -> Fitted:
+    """Train the set-of-marks scorer (from `base`, else the profile's) on the accepted steps."""
+    from webgym.policies.scorer import TextEmbeddings, load_scorer, open_scorer, save_scorer
+    from webgym.train.scorer import record_checkpoint, scorer_samples, train_scorer
+
+    scorer = load_scorer(base) if base else open_scorer(config.policy.scorer)
+    samples, problems = scorer_samples(_episodes(lake, accepted, "steps"), _episodes(lake, accepted, "trajectories"),
+                                       lake.read_table("tasks"), accepted, TextEmbeddings(), scorer.history)
+    settings = config.policy.scorer.train.model_copy(update={"objective": config.train.objective})
+    result = train_scorer(scorer, samples, settings)
+    path = save_scorer(result.scorer, out_dir / result.scorer.checkpoint_id)
+    record_checkpoint(lake, result.scorer, str(path), iteration, config.train.objective, result.metrics,
+                      run_id=f"train-{iteration}")
+    return Fitted(result.scorer.checkpoint_id, str(path), result.metrics, problems)
+
+
+def fit_vlm(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
+            out_dir: Path) -> Fitted:
+    """Train the vision-language policy (Hugging Face layout, from `base`) on the accepted steps."""
+    from webgym.train.samples import samples_from_lake
+    from webgym.train.trainer import train
+
+    if not base:
+        raise ConfigError("no checkpoint to train from: set policy.checkpoint to the base model's directory")
+    samples, problems = samples_from_lake(lake, accepted, config.policy.context)
+    if not samples:
+        raise ValueError(f"iteration {iteration}: none of {len(accepted)} accepted steps could be rebuilt: "
+                         + "; ".join(problems[:5]))
+    checkpoint_id = f"it{iteration}-{config.train.objective}-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}"
+    result = train(samples, base, out_dir / checkpoint_id, config.train)
+    row = Checkpoint(checkpoint_id=checkpoint_id, iteration=iteration, path=str(result.path), base=str(base),
+                     objective=config.train.objective, metrics=result.metrics, created_at=dt.datetime.now(dt.UTC))
+    lake.write_table("checkpoints", pd.DataFrame([row.model_dump()]), run_id=f"train-{iteration}")
+    return Fitted(checkpoint_id, str(result.path), result.metrics, problems)
+
+
+def fit_policy(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
+               out_dir: Path) -> Fitted:
+    """The trainer the policy kind needs: the scorer's own, or the VLM trainer (local and chat)."""
+    if config.policy.kind == "scorer":
+        return fit_scorer(config, lake, accepted, base, iteration, out_dir)
+    if config.policy.kind in ("local", "chat"):
+        return fit_vlm(config, lake, accepted, base or config.policy.checkpoint, iteration, out_dir)
+    raise ConfigError(f"policy.kind {config.policy.kind} does not learn; train a scorer, local or chat policy")
