@@ -8,13 +8,17 @@ judged ones, accept and train reuse what an iteration already wrote, evaluate wr
 once. Iteration numbers advance by themselves: an iteration is finished once its checkpoint has been
 evaluated, and the next run continues from the newest checkpoint. A failing stage retries (its task
 retries), then stops the run with the stage named; everything finished stays in the lake.
+
+Every stage goes through `stage`, which runs it in this process or, with nightly.dispatch: deployments
+(the cluster profile), as its deployment on the work pool that fits it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
-from prefect import flow, get_run_logger
+from prefect import Flow, flow, get_run_logger
 
 from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
@@ -54,6 +58,34 @@ class NightlySummary:
     """Held-out success of the untrained starting policy, when this run evaluated it."""
 
 
+class StageFailed(RuntimeError):
+    """A stage's deployment run ended without completing; the message names the stage and its flow run."""
+
+
+def stage(dispatch: Literal["local", "deployments"], flow_fn: Flow, **parameters: Any) -> Any:
+    """Run one stage's flow and return what it returns.
+
+    local: the flow runs here as a subflow. deployments: its deployment `<flow>/<flow>` (prefect.yaml)
+    runs on its work pool and this run waits for it, linked as a subflow; one that fails, crashes or is
+    cancelled stops the nightly run with StageFailed. The return value comes back as Prefect's persisted
+    flow result: the deployed runs persist flow results (PREFECT_RESULTS_PERSIST_BY_DEFAULT, set by
+    prefect.yaml's pools and `webgym server`) under PREFECT_LOCAL_STORAGE_PATH, and a result record
+    names its file by absolute path, so that path must be on a filesystem the workers and this process
+    share. The stages' data never travels this way (it is in the lake): only their small reports, e.g.
+    a rollout's trajectory ids, which the lake alone could not tell apart from an earlier draw's without
+    repeating the flow's task selection here.
+    """
+    if dispatch == "local":
+        return flow_fn(**parameters)
+    from prefect.deployments import run_deployment
+
+    run = run_deployment(f"{flow_fn.name}/{flow_fn.name}", parameters=parameters, timeout=None)
+    if not run.state.is_completed():
+        raise StageFailed(f"stage {flow_fn.name}: deployment run {run.name} ({run.id}) ended "
+                          f"{run.state.type.value}: {run.state.message or 'no message'}")
+    return run.state.result()
+
+
 def _finished(lake: Lake, iteration: int) -> bool:
     """An iteration is finished when a checkpoint of it exists and was evaluated afterwards."""
     checkpoints = lake.read_table("checkpoints")
@@ -85,18 +117,19 @@ def _rollout_success(data_root: str, trajectory_ids: list[str], config: Config) 
 def _iteration(config: Config, iteration: int, config_path: str | None, root: str) -> IterationSummary:
     """One iteration: (warm start or rollout) -> judge -> accept -> train -> serve -> evaluate."""
     settings = config.nightly
+    dispatch = settings.dispatch
     lake = Lake(root)
     warm = iteration == 0 and settings.warm_start_tasks > 0 and lake.count("checkpoints") == 0
     checkpoint = None
     if warm:
-        rolled = rollout(iteration=0, split="train", size=settings.warm_start_tasks, policy="oracle",
-                         group_size=1, config_path=config_path, data_dir=root)
+        rolled = stage(dispatch, rollout, iteration=0, split="train", size=settings.warm_start_tasks,
+                       policy="oracle", group_size=1, config_path=config_path, data_dir=root)
     else:
         newest = lake.read_table("checkpoints").sort_values(["iteration", "created_at"])
         checkpoint = newest.iloc[-1]["path"] if len(newest) else None
-        rolled = rollout(iteration=iteration, split="train", size=settings.episodes, checkpoint=checkpoint,
-                         config_path=config_path, data_dir=root)
-    judge(iteration=iteration, config_path=config_path, data_dir=root)
+        rolled = stage(dispatch, rollout, iteration=iteration, split="train", size=settings.episodes,
+                       checkpoint=checkpoint, config_path=config_path, data_dir=root)
+    stage(dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
     ids = list(rolled.trajectory_ids)
     objective = "sft" if warm else None
     if not warm and config.accept.objective == "grpo":
@@ -106,16 +139,16 @@ def _iteration(config: Config, iteration: int, config_path: str | None, root: st
                 break
             get_run_logger().info("iteration %d: %d effective GRPO group(s) missing; rolling out %d more tasks",
                                   iteration, missing, missing)
-            more = rollout(iteration=iteration, split="train", size=missing, checkpoint=checkpoint, draw=draw,
-                           config_path=config_path, data_dir=root)
-            judge(iteration=iteration, config_path=config_path, data_dir=root)
+            more = stage(dispatch, rollout, iteration=iteration, split="train", size=missing, checkpoint=checkpoint,
+                         draw=draw, config_path=config_path, data_dir=root)
+            stage(dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
             ids += more.trajectory_ids
-    trained = train(iteration=iteration, objective=objective, config_path=config_path, data_dir=root)
+    trained = stage(dispatch, train, iteration=iteration, objective=objective, config_path=config_path, data_dir=root)
     # A configured server (vLLM on a cluster) moves to the new checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
-    serve(checkpoint=trained.path, served_model_name=trained.checkpoint_id, config_path=config_path)
-    evaluated = evaluate(checkpoint=trained.path, iteration=iteration, size=settings.eval_tasks,
-                         config_path=config_path, data_dir=root)
+    stage(dispatch, serve, checkpoint=trained.path, served_model_name=trained.checkpoint_id, config_path=config_path)
+    evaluated = stage(dispatch, evaluate, checkpoint=trained.path, iteration=iteration, size=settings.eval_tasks,
+                      config_path=config_path, data_dir=root)
     return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids),
                             _rollout_success(root, ids, config), trained.accepted_steps, trained.checkpoint_id,
                             evaluated.episodes, evaluated.success_rate)
@@ -137,14 +170,15 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     root = config.data_root()
     recovered = recover_lake(root)
     quality_gate(root)  # a broken lake stops the run before any work
+    dispatch = config.nightly.dispatch
     if config.nightly.build_taskset:
-        build_taskset(config_path=config_path, data_dir=root)
+        stage(dispatch, build_taskset, config_path=config_path, data_dir=root)
     summary = NightlySummary(root, "", "", {}, recovered)
     lake = Lake(root)
     rounds = config.nightly.iterations if iterations is None else iterations
     if rounds and config.nightly.evaluate_untrained and lake.count("checkpoints") == 0:
-        summary.baseline_success = evaluate(iteration=0, size=config.nightly.eval_tasks, config_path=config_path,
-                                            data_dir=root).success_rate
+        summary.baseline_success = stage(dispatch, evaluate, iteration=0, size=config.nightly.eval_tasks,
+                                         config_path=config_path, data_dir=root).success_rate
     first = next_iteration(root)
     for iteration in range(first, first + rounds):
         summary.iterations.append(_iteration(config, iteration, config_path, root))

@@ -434,6 +434,13 @@ class NightlyConfig(Section):
         default=True,
         description="Run build_taskset first (idempotent: ingests and annotates only what is new; without inputs "
                     "it builds the synthetic task set of the shipped sites).")
+    dispatch: Literal["local", "deployments"] = Field(
+        default="local",
+        description="How the nightly run starts its stages. local: each flow runs as a subflow in the nightly "
+                    "process (no server needed). deployments: each flow runs as its prefect.yaml deployment "
+                    "`<flow>/<flow>` on the work pool that fits it (browser-cpu, gpu-train, gpu-serve), started "
+                    "with run_deployment and waited for; needs PREFECT_API_URL, workers (or `webgym server`) and "
+                    "flow results persisted where the nightly process can read them (prefect.yaml's job_variables).")
 
 
 class Config(Section):

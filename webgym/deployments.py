@@ -26,7 +26,8 @@ class DeploymentSpec:
 
     name: str
     entrypoint: str
-    """`flows/<module>.py:<flow function>`, relative to the directory holding prefect.yaml."""
+    """`flows.<module>:<flow function>`, a module of the checkout (`flows/<module>.py:<flow function>`, relative
+    to prefect.yaml, names the same module)."""
     work_pool: str
     description: str = ""
     tags: tuple[str, ...] = ()
@@ -36,9 +37,10 @@ class DeploymentSpec:
 
     def load_flow(self) -> Any:
         """Import the entrypoint's flow as a module of the checkout (flows.<module>), not a loose file."""
-        path, _, function = self.entrypoint.partition(":")
-        module = importlib.import_module(Path(path).with_suffix("").as_posix().replace("/", "."))
-        return getattr(module, function)
+        module, _, function = self.entrypoint.partition(":")
+        if module.endswith(".py"):
+            module = Path(module).with_suffix("").as_posix().replace("/", ".")
+        return getattr(importlib.import_module(module), function)
 
 
 def load_specs(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
@@ -54,7 +56,7 @@ def load_specs(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
         if missing:
             raise ConfigError(f"{where}: missing {', '.join(missing)}")
         if ":" not in entry["entrypoint"]:
-            raise ConfigError(f"{where}: entrypoint must be path/to/file.py:flow_function")
+            raise ConfigError(f"{where}: entrypoint must be package.module:flow_function")
         for schedule in entry.get("schedules") or []:
             if "cron" not in schedule:
                 raise ConfigError(f"{where}: each schedule needs a cron expression (e.g. cron: '0 2 * * *')")
@@ -68,6 +70,7 @@ def load_specs(path: Path = PREFECT_YAML) -> list[DeploymentSpec]:
 def served_deployments(specs: list[DeploymentSpec], defaults: dict[str, Any]) -> list[Any]:
     """RunnerDeployments for `prefect.serve`; `defaults` (e.g. the profile and lake in force) fill the
     parameters a flow has and prefect.yaml leaves unset."""
+    from prefect.types.entrypoint import EntrypointType
     from prefect.schedules import Cron
 
     deployments = []
@@ -80,6 +83,9 @@ def served_deployments(specs: list[DeploymentSpec], defaults: dict[str, Any]) ->
             raise ConfigError(f"deployment {spec.name}: flow {flow.name} has no parameter(s) {', '.join(unknown)}")
         schedules = [Cron(s["cron"], timezone=s.get("timezone"), active=s.get("active", True))
                      for s in spec.schedules]
+        # Runs import the flow's module by name, as prefect.yaml's entrypoints do: a loose file would be
+        # module `judge`, and results pickling its classes unreadable where `flows.judge` is imported.
         deployments.append(flow.to_deployment(name=spec.name, description=spec.description, tags=list(spec.tags),
-                                              parameters=parameters, schedules=schedules or None))
+                                              parameters=parameters, schedules=schedules or None,
+                                              entrypoint_type=EntrypointType.MODULE_PATH))
     return deployments

@@ -109,7 +109,11 @@ def server_command(
     # them (and this process, below) at the server instead of the ephemeral one flows/__init__ would use.
     os.environ["PREFECT_API_URL"] = f"http://{HOST}:{port}/api"
     os.environ.pop("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", None)
-    os.chdir(deployments.resolve().parent)  # entrypoints are relative to prefect.yaml
+    # A nightly run with dispatch: deployments reads each stage's return value back (flows/nightly.py
+    # stage): flow results persist (under PREFECT_HOME/storage here), task results stay in memory.
+    os.environ.setdefault("PREFECT_RESULTS_PERSIST_BY_DEFAULT", "true")
+    os.environ.setdefault("PREFECT_TASKS_DEFAULT_PERSIST_RESULT", "false")
+    os.chdir(deployments.resolve().parent)  # entrypoints are modules of the checkout beside prefect.yaml
     try:
         _serve(specs, defaults, port, home, poll_seconds)
     except ServerStartError as error:  # its log says why, e.g. the port is taken

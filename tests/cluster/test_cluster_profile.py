@@ -49,3 +49,13 @@ def test_cluster_profile_acts_through_served_endpoints_and_judges_with_llms(clus
     keyed = [e for endpoints in [cluster.llm.default, *cluster.llm.endpoints.values()] for e in endpoints
              if e.base_url.startswith("https://")]
     assert keyed and all(e.api_key_env == "OPENAI_API_KEY" for e in keyed)  # keys by variable name only
+
+
+def test_cluster_profile_dispatches_nightly_stages_as_deployments_and_serves_with_vllm(cluster):
+    nightly = cluster.nightly
+    assert nightly.dispatch == "deployments"
+    assert (nightly.iterations, nightly.episodes, nightly.eval_tasks, nightly.warm_start_tasks) == (1, 512, None, 0)
+    serve = cluster.serve
+    assert serve.command == "vllm serve {checkpoint} --served-model-name {name} --port {port}"
+    assert serve.base_url in {e.base_url for e in cluster.llm.endpoints["policy"]}  # the endpoint rollouts call
+    assert serve.startup_timeout_s == 900

@@ -19,7 +19,7 @@ def test_prefect_yaml_declares_every_flow_on_the_pool_it_needs_and_nightly_night
     for spec in specs.values():
         flow = spec.load_flow()
         assert isinstance(flow, Flow) and flow.name == spec.name
-        assert spec.entrypoint == f"flows/{spec.name}.py:{spec.name}" and spec.description
+        assert spec.entrypoint == f"flows.{spec.name}:{spec.name}" and spec.description
 
 
 def test_served_deployments_carry_parameters_schedules_and_the_profile_in_force(tmp_path):
