@@ -91,7 +91,7 @@ def server_command(
 ) -> None:
     """Start the Prefect server and UI on 127.0.0.1 and serve prefect.yaml's deployments from this process,
     so a run triggered from the UI, the API or its schedule executes here. Ctrl-C stops both."""
-    from webgym.cli import console, err_console
+    from webgym.cli import err_console
 
     try:
         specs = load_specs(deployments)

@@ -5,25 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.tasks import Task
-from tests.conftest import NOW, rows
-from webgym.lake import Lake
-from webgym.sites.site import load_sites
-from webgym.sites.tasks import task_record
-
-
-def _lake_with_test_tasks(tmp_path) -> Lake:
-    lake = Lake(tmp_path / "data")
-    tasks = []
-    for site in load_sites(names=["mail-b", "shop-a"]).values():
-        for goal in site.spec.goals[:2]:
-            r = task_record(site, goal)
-            tasks.append(Task(task_id=r["source_id"], source="synthetic", source_id=r["source_id"], text=r["text"],
-                              website=r["hostname"], start_url=r["start_url"], difficulty=r["difficulty"],
-                              domain=site.spec.domain, split="test" if site.name == "mail-b" else "train",
-                              rubric=r["rubric"], created_at=NOW))
-    lake.write_table("tasks", rows(tasks))
-    return lake
+from tests.flows.site_lake import lake_with_site_tasks
 
 
 def _profile(tmp_path, policy: str) -> str:
@@ -37,7 +19,7 @@ def _profile(tmp_path, policy: str) -> str:
 def test_evaluate_records_one_row_per_held_out_episode_with_its_verdict(prefect_harness, tmp_path):
     from flows.evaluate import evaluate
 
-    lake = _lake_with_test_tasks(tmp_path)
+    lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a"], goals=2, test_sites=["mail-b"])
     report = evaluate(config_path=_profile(tmp_path, "oracle"))
     evals = lake.read_table("evals")
     assert len(evals) == report.episodes == 2  # only the test split's two mail-b tasks
@@ -54,7 +36,7 @@ def test_evaluate_a_scorer_checkpoint_records_its_version(prefect_harness, tmp_p
     from webgym.policies.scorer import init_scorer, save_scorer
     from webgym.policies.scorer_config import ScorerConfig
 
-    lake = _lake_with_test_tasks(tmp_path)
+    lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a"], goals=2, test_sites=["mail-b"])
     scorer = init_scorer(ScorerConfig(seed=3))
     path = save_scorer(scorer, tmp_path / "ckpt")
     report = evaluate(checkpoint=str(path), iteration=4, config_path=_profile(tmp_path, "scorer"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.flows.test_evaluate_flow import _lake_with_test_tasks
+from tests.flows.site_lake import lake_with_site_tasks
 
 
 @pytest.mark.slow
@@ -15,7 +15,7 @@ def test_train_flow_accepts_judged_steps_and_records_a_loadable_checkpoint(prefe
     from flows.train import train
     from webgym.policies.scorer import load_scorer
 
-    lake = _lake_with_test_tasks(tmp_path)
+    lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a"], goals=2, test_sites=["mail-b"])
     profile = tmp_path / "profile.yaml"
     profile.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nenv:\n  observation: set_of_marks\n"
                        f"policy:\n  kind: scorer\nrollout:\n  concurrency: 2\ntaskset:\n  sample:\n    ratio: null\n")
@@ -45,7 +45,7 @@ def test_train_flow_trains_a_vision_language_checkpoint_on_oracle_demonstrations
     from webgym.models.checkpoint import load_vlm
     from webgym.models.tiny import write_tiny_checkpoint
 
-    lake = _lake_with_test_tasks(tmp_path)
+    lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a"], goals=2, test_sites=["mail-b"])
     base = write_tiny_checkpoint(tmp_path / "base")
     profile = tmp_path / "profile.yaml"
     profile.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\npolicy:\n  kind: local\n  checkpoint: {base}\n"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-import pandas as pd
 import pytest
 
 from schemas.steps import Action

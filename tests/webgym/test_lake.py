@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from webgym.lake import Lake
 from tests.conftest import steps_frame, tasks_frame, trajectories_frame
 
 

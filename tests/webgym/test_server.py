@@ -4,18 +4,15 @@ completes on this machine, nightly carries its schedule, and stopping it leaves 
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 
-import httpx
 import psutil
 import pytest
 
+from tests.prefect_server import webgym_server
 from webgym.lake import Lake
-from webgym.server_cli import free_port
 
 
 @pytest.mark.slow
@@ -25,42 +22,19 @@ def test_webgym_server_serves_the_deployments_and_runs_one_triggered_through_the
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     Lake(tmp_path / "data").init()
-    port = free_port()
-    api_url = f"http://127.0.0.1:{port}/api"
-    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(PREFECT_HOME=str(tmp_path / "prefect"), COLUMNS="200")
-    server = subprocess.Popen([sys.executable, "-m", "webgym.cli", "--data-dir", str(tmp_path / "data"), "server",
-                               "--port", str(port), "--poll-seconds", "1"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, server.stdout.read()
-            try:
-                if httpx.get(f"{api_url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server not healthy within 120 s"
-            time.sleep(0.5)
-        with temporary_settings(updates={PREFECT_API_URL: api_url}):
+    with webgym_server(tmp_path / "data", tmp_path / "prefect") as server:
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
             with get_client(sync_client=True) as client:
-                for _ in range(120):  # the deployments are registered just after the API is up
-                    deployments = {d.name: d for d in client.read_deployments()}
-                    if len(deployments) == 7:
-                        break
-                    time.sleep(0.5)
+                deployments = {d.name: d for d in client.read_deployments()}
             assert set(deployments) == {"build_taskset", "rollout", "judge", "train", "serve", "evaluate", "nightly"}
             assert [s.schedule.cron for s in deployments["nightly"].schedules] == ["0 2 * * *"]
             assert deployments["judge"].parameters["data_dir"] == str(tmp_path / "data")
             run = run_deployment("judge/judge", parameters={"iteration": 0}, timeout=120)
         assert run.state.is_completed(), run.state
-        children = psutil.Process(server.pid).children(recursive=True)
+        children = psutil.Process(server.process.pid).children(recursive=True)
         assert children, "the Prefect server runs in a child process"
-    finally:
-        server.send_signal(signal.SIGTERM)
-        output = server.communicate(timeout=60)[0]
-    assert f"Prefect UI: http://127.0.0.1:{port}" in output and "nightly/nightly (cron 0 2 * * * UTC)" in output
+    assert f"Prefect UI: http://127.0.0.1:{server.port}" in server.output
+    assert "nightly/nightly (cron 0 2 * * * UTC)" in server.output
     assert not [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
 
 

@@ -14,7 +14,6 @@ import json
 import random
 import re
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +140,7 @@ def report(results: list[EngineResult], settings: BenchSettings) -> str:
         lines.append(f"{label:32}" + "".join(f"{cell(r):>12}" for r in results))
     by_engine = {r.engine: r for r in results}
     speedup = by_engine["async"].summary.trajectories_per_min / max(by_engine["sync"].summary.trajectories_per_min, 1e-9)
-    lines.append(f"terminations: " + json.dumps({r.engine: dict(r.summary.terminations) for r in results}))
+    lines.append("terminations: " + json.dumps({r.engine: dict(r.summary.terminations) for r in results}))
     lines.append(f"speedup: {speedup:.2f}")
     return "\n".join(lines)
 

@@ -130,7 +130,7 @@ class Site:
                 problems.add(f"{loc}.actions[{a}]", f"a {kind} can set one parameter, {action_id!r} has {free} "
                                                     f"(use a form)")
             elif kind == "text_input" and free != 1:
-                problems.add(f"{loc}.actions[{a}]", f"a text_input needs exactly one parameter to type into")
+                problems.add(f"{loc}.actions[{a}]", "a text_input needs exactly one parameter to type into")
             rendered.add(action_id)
 
     # ---- goals -----------------------------------------------------------------------------
