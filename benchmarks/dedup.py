@@ -189,7 +189,7 @@ def run_phase(n_tasks: int, threshold: float, cache_dir: str) -> dict:
     """One dedup run in this process: timings, memory and quality figures as a dict."""
     frame = build(n_tasks)
     config = DedupConfig(threshold=threshold, cache_dir=cache_dir, source_priority=[])
-    embedder = Embedder(cache_dir, config.batch_size)
+    embedder = Embedder(cache_dir, config.batch_size, precision=config.precision)
     embed_seconds = 0.0
 
     def embed(texts: list[str]):
@@ -217,7 +217,7 @@ def run_phase(n_tasks: int, threshold: float, cache_dir: str) -> dict:
     kinds = {k: float(misses.loc[misses["kind"] == k, "merged"].mean()) for k in sorted(misses["kind"].unique())}
     return {
         "tasks": len(frame), "planted_duplicates": len(planted), "planted_near_misses": len(misses),
-        "threshold": threshold, "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
+        "threshold": threshold, "precision": embedder.precision, "cpu_count": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
         "embedded_texts": embedder.stats.embedded, "cached_texts": embedder.stats.cached,
         "embed_seconds": round(embed_seconds, 1), "search_and_filter_seconds": round(total - embed_seconds, 1),
         "dedup_seconds": round(total, 1),

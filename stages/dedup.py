@@ -182,7 +182,7 @@ def dedup_lake(lake: Lake, config: DedupConfig) -> DedupSummary:
     """Deduplicate every seed task of the lake and add the duplicates not recorded yet to the
     duplicates table; embeddings come from (and go to) the cache in `config.cache_dir`."""
     seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
-    embedder = Embedder(PROJECT_ROOT / config.cache_dir, config.batch_size)
+    embedder = Embedder(PROJECT_ROOT / config.cache_dir, config.batch_size, precision=config.precision)
     found = duplicate_tasks(seeds, embedder, config)
     known = set(map(tuple, lake.read_table("duplicates", columns=["source", "source_id"]).itertuples(index=False)))
     new = found[np.array([(s, i) not in known for s, i in zip(found["source"], found["source_id"], strict=True)],

@@ -256,6 +256,10 @@ class DedupConfig(Section):
         default=".cache/embeddings",
         description="Embedding cache keyed by text hash (relative to the project); reruns embed only new texts.")
     batch_size: int = Field(default=64, ge=1, description="Texts per embedding batch.")
+    precision: Literal["float32", "bfloat16", "auto"] = Field(
+        default="auto",
+        description="MiniLM arithmetic: auto takes bfloat16 where the CPU computes it natively (2.5x faster on "
+                    "AVX512-BF16, cosine 0.9999 to float32), float32 elsewhere; each precision has its own cache.")
     exact_search_below: int = Field(
         default=20000, ge=1,
         description="Task counts below this use exact search; above it an IVF index (approximate).")
@@ -422,6 +426,10 @@ class NightlyConfig(Section):
         default=0, ge=0,
         description="Iteration 0 of a fresh lake: oracle demonstrations on this many train tasks, then the SFT "
                     "warm start (OpenWebRL 4.2, AutoWebWorld); 0: no warm start, iteration 0 rolls out the policy.")
+    warm_start_epochs: int | None = Field(
+        default=None, ge=1,
+        description="Epochs of the warm start's SFT on the oracle demonstrations (a few dozen demonstrations "
+                    "want more passes than an iteration's rollouts); null: the training epochs of the profile.")
     evaluate_untrained: bool = Field(
         default=True,
         description="Before the first training of a fresh lake, evaluate the starting policy too, so the report "

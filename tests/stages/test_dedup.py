@@ -84,6 +84,16 @@ def test_cached_embeddings_equal_fresh_ones_and_are_not_recomputed(tmp_path):
     assert first.shape == (3, 384) and np.allclose(np.linalg.norm(first, axis=1), 1, atol=1e-2)
 
 
+def test_bfloat16_vectors_agree_with_float32_and_are_cached_apart(tmp_path):
+    texts = ["Find the cheapest wireless earbuds on amazon.com", "Réservez une table pour deux à Lyon."]
+    exact = Embedder(tmp_path)(texts)
+    fast = Embedder(tmp_path, precision="bfloat16")
+    approximate = fast(texts)
+    assert fast.stats.embedded == 2  # not answered from the float32 cache
+    assert ((exact * approximate).sum(axis=1) > 0.999).all()
+    assert {p.name for p in tmp_path.iterdir()} == {"all-MiniLM-L6-v2", "all-MiniLM-L6-v2-bfloat16"}
+
+
 def test_approximate_search_finds_the_same_pairs_as_exact_search():
     rng = np.random.default_rng(1)
     base = rng.normal(size=(300, 384)).astype(np.float32)
