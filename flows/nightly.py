@@ -143,7 +143,8 @@ def _iteration(config: Config, iteration: int, config_path: str | None, root: st
                          draw=draw, config_path=config_path, data_dir=root)
             stage(dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
             ids += more.trajectory_ids
-    trained = stage(dispatch, train, iteration=iteration, objective=objective, config_path=config_path, data_dir=root)
+    trained = stage(dispatch, train, iteration=iteration, objective=objective,
+                    epochs=settings.warm_start_epochs if warm else None, config_path=config_path, data_dir=root)
     # A configured server (vLLM on a cluster) moves to the new checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
     stage(dispatch, serve, checkpoint=trained.path, served_model_name=trained.checkpoint_id, config_path=config_path)

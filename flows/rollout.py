@@ -84,7 +84,8 @@ def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size:
     if checkpoint or greedy:
         config = rollout_config(config_path, data_dir, policy=config.policy.kind, engine=engine,
                                 concurrency=concurrency, group_size=group_size, horizons=horizons, shards=shards,
-                                **policy_overrides(config.policy.kind, checkpoint, greedy))
+                                **policy_overrides(config.policy.kind, checkpoint, greedy,
+                                                   config.llm.endpoints.get("policy", [])))
     root = config.data_root()
     # A fresh training batch every iteration; the same held-out tasks every time, so evaluations compare.
     seed = config.taskset.sample.seed + (iteration + 7919 * draw if split == "train" else 0)

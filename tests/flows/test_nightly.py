@@ -41,6 +41,8 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     lake = Lake(tmp_path / "data")
     checkpoints = lake.read_table("checkpoints").sort_values("iteration")
     assert checkpoints["iteration"].tolist() == [0, 1] and checkpoints["objective"].tolist() == ["sft", "filtered_bc"]
+    # the warm start trains nightly.warm_start_epochs (local.yaml's 30), iterations the profile's 4
+    assert [dict(m)["train/epochs"] for m in checkpoints["metrics"]] == [30.0, 4.0]
     evals = lake.read_table("evals")
     assert sorted(evals.groupby("iteration").size().tolist()) == [8, 8]
     assert set(evals["checkpoint"]) == set(checkpoints["checkpoint_id"]) and set(evals["split"]) == {"test"}

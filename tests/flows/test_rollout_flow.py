@@ -12,25 +12,8 @@ import time
 
 import pytest
 
-from schemas.tasks import Task
-from tests.conftest import NOW, rows
-from webgym.lake import Lake
-from webgym.sites.site import load_sites
-from webgym.sites.tasks import task_record
+from tests.flows.site_lake import lake_with_site_tasks
 from webgym.sites.verify import verify
-
-
-def _lake_with_tasks(tmp_path, sites: list[str], goals: int) -> Lake:
-    lake = Lake(tmp_path / "data")
-    tasks = []
-    for site in load_sites(names=sites).values():
-        for goal in site.spec.goals[:goals]:
-            r = task_record(site, goal)
-            tasks.append(Task(task_id=r["source_id"], source="synthetic", source_id=r["source_id"], text=r["text"],
-                              website=r["hostname"], start_url=r["start_url"], difficulty=r["difficulty"],
-                              split="train", rubric=r["rubric"], created_at=NOW))
-    lake.write_table("tasks", rows(tasks))
-    return lake
 
 
 def _profile(tmp_path, rollout: str) -> str:
@@ -44,7 +27,7 @@ def _profile(tmp_path, rollout: str) -> str:
 def test_rollout_flow_shards_across_two_dask_worker_processes(prefect_harness, tmp_path):
     from flows.rollout import run_rollout
 
-    lake = _lake_with_tasks(tmp_path, ["shop-a", "mail-b"], goals=2)
+    lake = lake_with_site_tasks(tmp_path, ["shop-a", "mail-b"], goals=2)
     profile = _profile(tmp_path, "  task_runner: dask\n  workers: 2\n  shards: 2\n  concurrency: 2\n")
     report = run_rollout(config_path=profile, size=4)
     assert report.episodes == 4 and report.terminations == {"answered": 4}
@@ -56,7 +39,7 @@ def test_rollout_flow_shards_across_two_dask_worker_processes(prefect_harness, t
 
 @pytest.mark.slow
 def test_killed_rollout_finishes_on_rerun_without_loss_or_duplicates(tmp_path):
-    lake = _lake_with_tasks(tmp_path, ["shop-a", "recipes-a", "mail-a"], goals=2)
+    lake = lake_with_site_tasks(tmp_path, ["shop-a", "recipes-a", "mail-a"], goals=2)
     profile = _profile(tmp_path, "  concurrency: 1\n  commit_every: 1\n")
     command = [sys.executable, "-m", "webgym.cli", "--config", profile, "rollout", "--size", "6"]
     env = {**os.environ, "WEBGYM_DATA": ""}
@@ -76,3 +59,19 @@ def test_killed_rollout_finishes_on_rerun_without_loss_or_duplicates(tmp_path):
     assert len(ids) == 6 and ids.is_unique
     steps = lake.read_table("steps")
     assert set(steps["trajectory_id"]) == set(ids) and not steps.duplicated(["trajectory_id", "t"]).any()
+
+
+def test_a_chat_rollout_of_a_checkpoint_asks_the_endpoints_for_its_served_name(tmp_path):
+    from flows.rollout import rollout_config
+    from webgym.policies.settings import policy_overrides
+
+    profile = tmp_path / "chat.yaml"
+    profile.write_text("extends: " + os.path.abspath("configs/local.yaml") + "\npolicy: {kind: chat}\nllm:\n"
+                       "  endpoints:\n    policy: [{base_url: 'http://127.0.0.1:9/v1', model: base, timeout_s: 7}]\n")
+    base = rollout_config(str(profile), None)
+    evaluated = rollout_config(str(profile), None, **policy_overrides("chat", "/shared/models/it3-grpo/", True,
+                                                                      base.llm.endpoints["policy"]))
+    [endpoint] = evaluated.llm.endpoints["policy"]
+    assert (endpoint.model, endpoint.timeout_s, endpoint.base_url) == ("it3-grpo", 7, "http://127.0.0.1:9/v1")
+    assert evaluated.policy.sampling.temperature == 0.0
+    assert base.llm.endpoints["policy"][0].model == "base"

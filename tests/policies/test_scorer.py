@@ -17,6 +17,7 @@ from schemas.tasks import Task
 from tests.conftest import NOW, rows
 from tests.sites.conftest import mini  # noqa: F401 (fixture)
 from webgym.browser import launch_browser
+from webgym.embeddings import Embedder
 from webgym.env.episode import EnvConfig
 from webgym.env.observe import Observation
 from webgym.env.safety import UrlPolicy
@@ -59,6 +60,30 @@ def test_checkpoints_reload_exactly_and_bad_ones_say_what_is_wrong(tmp_path):
     (tmp_path / "bad" / "config.json").write_text(json.dumps({"hidden": 32}))  # no dropout, no id
     with pytest.raises(CheckpointError, match="unreadable"):
         load_scorer(tmp_path / "bad")
+
+
+class CountingEmbedder(Embedder):
+    """The real MiniLM embedder, counting the texts it had to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        return super().__call__(texts)
+
+
+def test_vectors_kept_on_disk_are_read_back_by_the_next_run_without_embedding(tmp_path):
+    texts = ["Add to cart", "Search flights", "", "Add to cart", "Checkout"]
+    first = TextEmbeddings(cache_dir=tmp_path)
+    embedded = first(texts)
+    first.flush()
+    reader = CountingEmbedder()
+    again = TextEmbeddings(reader, cache_dir=tmp_path)(texts + ["Sign in"])
+    assert reader.texts == ["Sign in"]
+    assert np.array_equal(again[:5], embedded)
+    assert not again[2].any()
 
 
 def test_coordinate_observations_are_refused_with_the_setting_to_change():

@@ -47,11 +47,11 @@ def _local(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Si
 
 @contextmanager
 def _scorer(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
-    from webgym.policies.scorer import ScorerPolicy, open_scorer
+    from webgym.policies.scorer import ScorerPolicy, TextEmbeddings, open_scorer
 
     settings = config.scorer
-    policy = ScorerPolicy(open_scorer(settings), temperature=settings.temperature, greedy=settings.greedy,
-                          seed=settings.seed)
+    policy = ScorerPolicy(open_scorer(settings), TextEmbeddings(cache_dir=settings.embedding_cache_path()),
+                          temperature=settings.temperature, greedy=settings.greedy, seed=settings.seed)
     try:
         yield policy
     finally:

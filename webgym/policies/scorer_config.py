@@ -5,9 +5,12 @@ No torch import here: the profile loader imports this module.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from webgym import PROJECT_ROOT
 
 
 class ScorerTrainConfig(BaseModel):
@@ -43,4 +46,13 @@ class ScorerConfig(BaseModel):
         default=1.0, gt=0, description="Softmax temperature of the candidates' scores when sampling (rollouts).")
     greedy: bool = Field(
         default=False, description="Take the best-scored candidate instead of sampling (set it for evaluation).")
+    embedding_cache: str | None = Field(
+        default=".cache/scorer-embeddings",
+        description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
+                    "to the project): rollouts embed each text once and training reads them back instead of "
+                    "embedding the replay pool again every iteration; null: in memory only.")
     train: ScorerTrainConfig = Field(default_factory=ScorerTrainConfig)
+
+    def embedding_cache_path(self) -> Path | None:
+        """The cache directory as an absolute path (None: no file cache)."""
+        return (PROJECT_ROOT / self.embedding_cache).resolve() if self.embedding_cache else None

@@ -3,6 +3,7 @@ so the configuration loads without importing models, browsers or the LLM client.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -46,12 +47,21 @@ class PolicyConfig(BaseModel):
     scorer: ScorerConfig = Field(default_factory=ScorerConfig, description="The set-of-marks scorer (kind scorer).")
 
 
-def policy_overrides(kind: str, checkpoint: str | None = None, greedy: bool = False) -> dict[str, object]:
+def policy_overrides(kind: str, checkpoint: str | None = None, greedy: bool = False,
+                     policy_endpoints: Sequence[BaseModel] = ()) -> dict[str, object]:
     """Dotted profile overrides that point a policy of `kind` at `checkpoint` and, for evaluation, make
-    it greedy: the scorer keeps its own block, text policies decode at temperature 0."""
+    it greedy: the scorer keeps its own block, text policies decode at temperature 0. A chat policy asks
+    its endpoints (`policy_endpoints`, the llm `policy` list) for the checkpoint's served name, the name
+    the serve flow registers, so its trajectories record that checkpoint and no cached answer of an
+    older checkpoint is reused."""
+    from webgym.serve.supervisor import served_name
+
     dotted: dict[str, object] = {}
     if checkpoint:
         dotted["policy.scorer.checkpoint" if kind == "scorer" else "policy.checkpoint"] = checkpoint
+        if kind == "chat":
+            name = served_name(checkpoint)
+            dotted["llm.endpoints.policy"] = [{**e.model_dump(), "model": name} for e in policy_endpoints]
     if greedy:
         dotted.update({"policy.scorer.greedy": True} if kind == "scorer" else {"policy.sampling.temperature": 0.0})
     return dotted

@@ -38,8 +38,10 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
     from webgym.train.scorer import record_checkpoint, scorer_samples, train_scorer
 
     scorer = load_scorer(base) if base else open_scorer(config.policy.scorer)
+    embed = TextEmbeddings(cache_dir=config.policy.scorer.embedding_cache_path())
     samples, problems = scorer_samples(_episodes(lake, accepted, "steps"), _episodes(lake, accepted, "trajectories"),
-                                       lake.read_table("tasks"), accepted, TextEmbeddings(), scorer.history)
+                                       lake.read_table("tasks"), accepted, embed, scorer.history)
+    embed.flush()
     settings = config.policy.scorer.train.model_copy(update={"objective": config.train.objective})
     result = train_scorer(scorer, samples, settings)
     path = save_scorer(result.scorer, out_dir / result.scorer.checkpoint_id)

@@ -257,7 +257,7 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: ScorerTrai
     trained = Scorer(net, f"scorer-{weights_id(net)}", scorer.hidden, scorer.dropout, scorer.history,
                      base=scorer.checkpoint_id)
     metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, samples),
-               "train/samples": float(len(samples)), "train/steps": float(steps),
+               "train/samples": float(len(samples)), "train/epochs": float(config.epochs), "train/steps": float(steps),
                "train/seconds": time.monotonic() - started}
     log.info("scorer %s: %s", trained.checkpoint_id, metrics)
     return ScorerTrainResult(trained, metrics, history)
