@@ -16,7 +16,7 @@ import pytest
 
 from schemas.tasks import Task
 from tests.conftest import NOW, rows, steps_frame, tasks_frame, trajectories_frame
-from tests.webgym.test_lake import _spawn, _wait_for_lines
+from tests.webgym.test_lake import _wait_for_lines, spawn_stream_writer
 from webgym import quality, warehouse
 from webgym.lake import Lake
 from webgym.sites.site import load_sites
@@ -86,16 +86,7 @@ def test_tables_blobs_and_compaction_live_in_the_bucket(s3, s3_lake):
 
 def test_killed_stream_writer_is_recovered_into_the_bucket(s3_lake):
     assert s3_lake.count("trajectories") == 0  # listed before the writer's parts exist: no stale listing after
-    writer = _spawn("""
-        import sys
-        from webgym.lake import Lake
-        from tests.conftest import trajectories_frame
-        lake = Lake(sys.argv[1])
-        with lake.stream("rollout", batch_rows=5) as w:
-            for i in range(10_000):
-                w.append({"trajectories": trajectories_frame().iloc[[0]].assign(trajectory_id=f"r{i}")})
-                print(i, flush=True)
-        """, s3_lake.root)
+    writer = spawn_stream_writer(s3_lake.root)
     acked = len(_wait_for_lines(writer, 13))
     writer.send_signal(signal.SIGKILL)
     writer.wait()

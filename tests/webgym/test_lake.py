@@ -106,6 +106,21 @@ def _spawn(code: str, data: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", script, data], stdout=subprocess.PIPE, text=True)
 
 
+def spawn_stream_writer(root: str) -> subprocess.Popen:
+    """A process streaming one trajectory row at a time into the lake at `root` in parts of 5 rows,
+    printing each row's index once append returned (until it is killed)."""
+    return _spawn("""
+        import sys
+        from webgym.lake import Lake
+        from tests.conftest import trajectories_frame
+        lake = Lake(sys.argv[1])
+        with lake.stream("rollout", batch_rows=5) as w:
+            for i in range(10_000):
+                w.append({"trajectories": trajectories_frame().iloc[[0]].assign(trajectory_id=f"r{i}")})
+                print(i, flush=True)
+        """, root)
+
+
 def _wait_for_lines(process: subprocess.Popen, count: int) -> list[str]:
     lines = []
     while len(lines) < count:
@@ -116,16 +131,7 @@ def _wait_for_lines(process: subprocess.Popen, count: int) -> list[str]:
 
 
 def test_killed_stream_writer_loses_no_acknowledged_row(lake):
-    writer = _spawn("""
-        import sys
-        from webgym.lake import Lake
-        from tests.conftest import trajectories_frame
-        lake = Lake(sys.argv[1])
-        with lake.stream("rollout", batch_rows=5) as w:
-            for i in range(10_000):
-                w.append({"trajectories": trajectories_frame().iloc[[0]].assign(trajectory_id=f"r{i}")})
-                print(i, flush=True)
-        """, lake.root)
+    writer = spawn_stream_writer(lake.root)
     acked = len(_wait_for_lines(writer, 13))
     writer.send_signal(signal.SIGKILL)
     writer.wait()
