@@ -26,7 +26,7 @@ from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
 from flows.rollout import rollout
 from flows.serve import serve
-from flows.train import acceptance, train, train_config
+from flows.train import acceptance, latest_checkpoint, train, train_config
 from webgym.config import Config, load_config
 from webgym.lake import Lake
 
@@ -125,8 +125,8 @@ def _iteration(config: Config, iteration: int, config_path: str | None, root: st
         rolled = stage(dispatch, rollout, iteration=0, split="train", size=settings.warm_start_tasks,
                        policy="oracle", group_size=1, config_path=config_path, data_dir=root)
     else:
-        newest = lake.read_table("checkpoints").sort_values(["iteration", "created_at"])
-        checkpoint = newest.iloc[-1]["path"] if len(newest) else None
+        newest = latest_checkpoint(root)
+        checkpoint = newest["path"] if newest else None
         rolled = stage(dispatch, rollout, iteration=iteration, split="train", size=settings.episodes,
                        checkpoint=checkpoint, config_path=config_path, data_dir=root)
     stage(dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
@@ -153,8 +153,6 @@ def _iteration(config: Config, iteration: int, config_path: str | None, root: st
     return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids),
                             _rollout_success(root, ids, config), trained.accepted_steps, trained.checkpoint_id,
                             evaluated.episodes, evaluated.success_rate)
-
-
 
 
 @flow(name="nightly")
@@ -197,4 +195,3 @@ def write_report(root: str, profile: str) -> str:
 
     lake = Lake(root)
     return str(render(lake, default_path(lake), profile).resolve())
-

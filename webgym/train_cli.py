@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, get_args
 
 import typer
 from rich.console import Console
@@ -23,10 +23,10 @@ def train_command(
 ) -> None:
     """Accept the steps to learn from, train from the newest checkpoint, record the new checkpoint."""
     from flows.evaluate import latest_iteration
-    from flows.train import train
+    from flows.train import Objective, train
 
-    if objective not in (None, "filtered_bc", "sft", "reinforce", "grpo"):
-        raise typer.BadParameter("objective must be filtered_bc, sft, reinforce or grpo")
+    if objective not in (None, *get_args(Objective)):
+        raise typer.BadParameter(f"objective must be one of {', '.join(get_args(Objective))}")
     root = ctx.obj["config"].data_root()
     report = train(iteration=latest_iteration(root) if iteration is None else iteration, objective=objective,
                    iterations_back=iterations_back, learning_rate=lr, epochs=epochs,
