@@ -25,7 +25,7 @@ from schemas.rubric import FactGroup, Rubric
 from schemas.steps import Action, Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
-from stages.judge.run import judge_iteration
+from flows.judge import judge_iteration
 from webgym.config import Config, EndpointConfig, JudgeConfig, LakeConfig, LLMConfig
 from webgym.lake import Lake
 from webgym.llm.scripted_server import Latency, Reply, ScriptedServer
@@ -85,14 +85,14 @@ def main() -> None:
                             llm=LLMConfig(default=[endpoint], cache_dir=str(root / "cache"), ledger_flush_rows=1000))
             sent = len(server.requests)
             started = time.perf_counter()
-            summary = judge_iteration(lake, config, iteration=0)
+            summary = judge_iteration.fn(config, iteration=0)
             seconds = time.perf_counter() - started
             calls = len(server.requests) - sent
             assert summary.outcomes[("rubric", "success")] == args.trajectories, summary.outcomes
             print(f"judge.concurrency={concurrency:>3}: {seconds:6.1f} s, {args.trajectories / seconds:6.2f} "
                   f"trajectories/s, {calls / seconds:6.1f} calls/s ({calls} calls)")
         started = time.perf_counter()
-        judge_iteration(lake, config, iteration=0, rejudge=True)
+        judge_iteration.fn(config, iteration=0, rejudge=True)
         seconds = time.perf_counter() - started
         print(f"rejudge from the LLM cache (concurrency {concurrency}): {seconds:.1f} s, "
               f"{len(server.requests) - sent - calls} new requests")

@@ -39,19 +39,20 @@ import torch  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 
 from schemas.evals import Eval  # noqa: E402
-from schemas.tasks import Task, difficulty_band  # noqa: E402
-from stages.decompose import decomposed_tasks, task_id_for  # noqa: E402
+from schemas.tasks import Task, task_id_for  # noqa: E402
+from schemas.values import difficulty_band  # noqa: E402
+from stages.decompose import decomposed_tasks  # noqa: E402
 from stages.judge.gates import gate_judgments  # noqa: E402
 from webgym.browser import launch_browser  # noqa: E402
-from webgym.config import DecomposeConfig  # noqa: E402
-from webgym.env.episode import EnvConfig  # noqa: E402
+from webgym.config import DecomposeConfig, EnvConfig, RolloutConfig, ScorerConfig, load_config, replaced  # noqa: E402
 from webgym.env.safety import UrlPolicy  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.policies.base import Policy, TaskSpec  # noqa: E402
 from webgym.policies.oracle import SiteOracle  # noqa: E402
-from webgym.policies.scorer import Scorer, ScorerPolicy, TextEmbeddings, init_scorer, save_scorer  # noqa: E402
-from webgym.policies.scorer_config import ScorerConfig, ScorerTrainConfig  # noqa: E402
-from webgym.rollout.collect import RolloutConfig, collect, episode_specs  # noqa: E402
+from webgym.policies.scorer.checkpoint import Scorer, init_scorer, save_scorer  # noqa: E402
+from webgym.policies.scorer.embeddings import TextEmbeddings  # noqa: E402
+from webgym.policies.scorer.policy import ScorerPolicy  # noqa: E402
+from webgym.rollout.collect import collect, episode_specs  # noqa: E402
 from webgym.rollout.site_state import SiteStateReader  # noqa: E402
 from webgym.sites.server import SiteServer  # noqa: E402
 from webgym.sites.site import Site, load_sites  # noqa: E402
@@ -192,7 +193,8 @@ class Experiment:
 
     def train(self, scorer: Scorer, samples: list[ScorerSample], iteration: int, objective: str,
               epochs: int) -> tuple[Scorer, dict[str, float]]:
-        config = ScorerTrainConfig(objective=objective, epochs=epochs, seed=self.args.seed)
+        # the embedded default's scorer recipe (configs/local.yaml's train block)
+        config = replaced(load_config().train, objective=objective, epochs=epochs, seed=self.args.seed)
         result = train_scorer(scorer, samples, config)
         path = self.out / "checkpoints" / result.scorer.checkpoint_id
         save_scorer(result.scorer, path)

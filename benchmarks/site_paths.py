@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from schemas.tasks import HORIZONS
+from schemas.values import HORIZONS
 from webgym.sites.site import Site, load_sites, search_paths
 
 

@@ -25,14 +25,13 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from schemas.steps import Action  # noqa: E402
+from webgym.config import ContextConfig, TrainConfig  # noqa: E402
 from webgym.env.observe import Observation  # noqa: E402
 from webgym.models.checkpoint import load_vlm  # noqa: E402
 from webgym.models.generate import generate  # noqa: E402
 from webgym.models.tiny import write_tiny_checkpoint  # noqa: E402
 from webgym.policies.base import PolicyInput, TaskSpec, Turn  # noqa: E402
 from webgym.policies.context import build_messages  # noqa: E402
-from webgym.policies.settings import ContextConfig  # noqa: E402
-from webgym.train.config import TrainConfig  # noqa: E402
 from webgym.train.samples import TrainingSample  # noqa: E402
 from webgym.train.trainer import train  # noqa: E402
 

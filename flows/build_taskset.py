@@ -1,33 +1,64 @@
 """The build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, each stage gated on data quality.
 
 With input files it ingests those; without, it builds the embedded default task set: every goal of
-the shipped synthetic sites (as `webgym sites export-tasks` writes them), whose exact rubrics need no
-LLM, split by the held-out sites of `taskset.split.held_out_websites`. Resumable: ingest skips records
-already in seed_tasks, dedup records only new duplicates, annotate skips seeds whose task is in the
-lake (and writes batch by batch), decompose only plans tasks not decomposed yet, and the split is
-drawn afresh over the whole table (the same draw for the same tasks and seed).
+the shipped synthetic sites, whose exact rubrics need no LLM, split by the held-out sites of
+`taskset.split.held_out_websites`. Resumable: ingest skips records already in seed_tasks, dedup
+records only new duplicates, annotate skips seeds whose task is in the lake (and writes batch by
+batch), decompose only plans tasks not decomposed yet, and the split is drawn afresh over the whole
+table (the same draw for the same tasks and seed).
+
+The tasks below are the stages' drivers (read the lake, run the stage, write its table); the
+`webgym ingest` and `webgym taskset ...` commands call the same drivers.
 """
 
 from __future__ import annotations
 
-import tempfile
+import logging
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
-from stages.annotate import AnnotateSummary, annotate_lake
+from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import new_decomposed_tasks
-from stages.dedup import dedup_lake
-from stages.ingest import IngestResult, ingest_files
-from stages.split import assigned_splits
-from webgym import PROJECT_ROOT
-from webgym.config import Config, load_config
+from stages.dedup import duplicate_tasks, without_duplicates
+from stages.ingest import FileReport, files_by_source, seed_tasks_from_files, seed_tasks_from_records
+from stages.ingest.read import Record
+from stages.split import assigned_splits, split_counts
+from webgym.config import Config, load_config, replaced
+from webgym.embeddings import Embedder
 from webgym.lake import Lake
+from webgym.llm.client import LLM
 from webgym.sites.site import load_sites, search_paths
-from webgym.sites.tasks import export_tasks
+from webgym.sites.tasks import task_records
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class DedupReport:
+    """What a dedup run found and wrote."""
+
+    seeds: int
+    duplicates: int
+    """Seed tasks that are duplicates now, recorded before or by this run."""
+    kinds: dict[str, int]
+    """Duplicates by kind: exact, near, eval_overlap."""
+    new: int
+    embedded: int
+    cached: int
+
+
+@dataclass
+class AnnotateReport:
+    """What an annotate run did."""
+
+    pending: int = 0
+    annotated: int = 0
+    asked_llm: int = 0
+    bad: list[BadTask] = field(default_factory=list)
+    llm: str = "no LLM calls"
 
 
 @dataclass
@@ -51,60 +82,130 @@ class TasksetReport:
     llm: str = "no LLM calls"
 
 
-def _ingest_report(results: dict[str, IngestResult]) -> TasksetReport:
-    files = [f for result in results.values() for f in result.files]
-    return TasksetReport(ingested=sum(f.ingested for f in files), already_ingested=sum(f.present for f in files),
-                         bad_records=[str(b) for f in files for b in f.bad])
+def _seed_keys(lake: Lake) -> set[tuple[str, str]]:
+    return set(map(tuple, lake.read_table("seed_tasks", columns=["source", "source_id"]).itertuples(index=False)))
 
 
 @task(cache_policy=NO_CACHE)
-def ingest_inputs(data_root: str, inputs: list[str], source: str, column_map: dict[str, str]) -> TasksetReport:
-    """Read benchmark task files into seed_tasks (bad records reported, the rest ingested)."""
-    return _ingest_report(ingest_files(Lake(data_root), inputs, source, column_map))
+def ingest_inputs(config: Config, inputs: list[str], source: str = "auto",
+                  column_map: dict[str, str] | None = None) -> list[FileReport]:
+    """Read benchmark task files into seed_tasks, a part per adapter (bad records reported, the rest
+    ingested); IngestError when the request itself is wrong."""
+    lake = Lake(config.lake.data_dir)
+    existing = _seed_keys(lake)
+    reports = []
+    for name, files in files_by_source(inputs, source).items():
+        result = seed_tasks_from_files(name, files, existing, column_map)
+        lake.write_table("seed_tasks", result.rows, run_id=f"ingest-{name}")
+        reports += result.files
+    return reports
 
 
 @task(cache_policy=NO_CACHE)
-def ingest_synthetic_sites(config: Config) -> TasksetReport:
-    """Export every goal of the shipped synthetic sites and ingest them as source `synthetic`."""
+def ingest_synthetic_sites(config: Config) -> list[FileReport]:
+    """Every goal of the shipped synthetic sites (oracle paths searched first) as seed tasks of source
+    `synthetic`."""
     settings = config.sites
-    sites = list(load_sites(PROJECT_ROOT / settings.specs_dir, max_states=settings.max_states,
-                            cache_dir=PROJECT_ROOT / settings.cache_dir if settings.cache_dir else None).values())
+    sites = list(load_sites(settings.specs_dir, max_states=settings.max_states, cache_dir=settings.cache_dir).values())
     search_paths(sites, settings.search_workers)
-    with tempfile.TemporaryDirectory(prefix="webgym-sites-") as folder:
-        path = Path(folder) / "synthetic-tasks.jsonl"
-        export_tasks(sites, path)
-        return _ingest_report(ingest_files(Lake(config.data_root()), [str(path)], "synthetic"))
+    goals = [Record(settings.specs_dir, line, record) for line, record in enumerate(task_records(sites), 1)]
+    lake = Lake(config.lake.data_dir)
+    result = seed_tasks_from_records("synthetic", {settings.specs_dir: goals}, _seed_keys(lake))
+    lake.write_table("seed_tasks", result.rows, run_id="ingest-synthetic")
+    return result.files
 
 
 @task(cache_policy=NO_CACHE)
-def find_duplicates(config: Config) -> int:
-    """Record exact and near-duplicate seed tasks in the duplicates table; the count of new ones."""
-    return dedup_lake(Lake(config.data_root()), config.taskset.dedup).new
+def find_duplicates(config: Config) -> DedupReport:
+    """Record the exact and near-duplicate seed tasks not recorded yet in the duplicates table;
+    embeddings come from (and go to) the cache in taskset.dedup.cache_dir."""
+    settings = config.taskset.dedup
+    lake = Lake(config.lake.data_dir)
+    seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
+    embedder = Embedder(settings.cache_dir, settings.batch_size, precision=settings.precision)
+    found = duplicate_tasks(seeds, embedder, settings)
+    new = without_duplicates(found, lake.read_table("duplicates", columns=["source", "source_id"]))
+    lake.write_table("duplicates", new, run_id="dedup")
+    return DedupReport(len(seeds), len(found), found["kind"].value_counts().to_dict(), len(new),
+                       embedder.stats.embedded, embedder.stats.cached)
 
 
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
-def annotate_seeds(config: Config) -> AnnotateSummary:
-    """Annotate pending seed tasks into tasks (LLM calls where needed; resumable batch by batch)."""
-    return annotate_lake(Lake(config.data_root()), config)
+def annotate_seeds(config: Config) -> AnnotateReport:
+    """Annotate every pending seed task into the tasks table, a part per taskset.annotate.batch_size
+    tasks (LLM calls where a source lacks something); bad records are logged and reported, and the
+    next run tries them again."""
+    settings = config.taskset.annotate
+    lake = Lake(config.lake.data_dir)
+    kept = without_duplicates(lake.read_table("seed_tasks"), lake.read_table("duplicates", columns=["source",
+                                                                                                     "source_id"]))
+    todo = pending_seeds(kept, lake.read_table("tasks", columns=["task_id"]))
+    report = AnnotateReport(pending=len(todo))
+    llm = LLM(config.llm, lake, run_id="annotate") if asks_llm(todo) else None
+    try:
+        if llm:
+            llm.require(settings.purpose)
+        for start in range(0, len(todo), settings.batch_size):
+            result = annotated_tasks(todo.iloc[start:start + settings.batch_size], llm, settings)
+            lake.write_table("tasks", result.rows, run_id="annotate")
+            report.annotated += len(result.rows)
+            report.asked_llm += result.asked
+            report.bad += result.bad
+            for bad in result.bad:
+                log.warning("not annotated: %s", bad)
+    finally:
+        if llm:
+            llm.close()
+            report.llm = str(llm.ledger.totals)
+    return report
+
+
+@dataclass
+class DecomposeReport:
+    """What a decompose run added."""
+
+    added: int
+    existing: int
+    """Decomposed tasks the table held before."""
+    parents: int
+    """Tasks the added ones were decomposed from."""
 
 
 @task(cache_policy=NO_CACHE)
-def decompose_tasks(config: Config) -> int:
+def decompose_tasks(config: Config) -> DecomposeReport:
     """Add the decomposed tasks (WebGym Algorithm 1, template texts) of tasks not decomposed yet."""
-    lake = Lake(config.data_root())
-    children = new_decomposed_tasks(lake.read_table("tasks"), config.taskset.decompose)
+    lake = Lake(config.lake.data_dir)
+    tasks = lake.read_table("tasks")
+    children = new_decomposed_tasks(tasks, config.taskset.decompose)
     lake.write_table("tasks", children, run_id="decompose")
-    return len(children)
+    return DecomposeReport(len(children), int(tasks["parent_task_id"].notna().sum()),
+                           int(children["parent_task_id"].nunique()))
 
 
 @task(cache_policy=NO_CACHE)
 def split_task_set(config: Config) -> tuple[dict[str, int], int]:
     """Draw the OOD split over the whole tasks table and rewrite it; tasks per split, test websites."""
-    lake = Lake(config.data_root())
+    lake = Lake(config.lake.data_dir)
     tasks = assigned_splits(lake.read_table("tasks"), config.taskset.split)
     lake.replace_table("tasks", tasks, run_id="split")
-    counts = tasks["split"].fillna("removed").value_counts().to_dict()
-    return counts, tasks.loc[tasks["split"] == "test", "website"].nunique()
+    return split_counts(tasks)
+
+
+def _with_test_websites(config: Config, test_websites: int | None) -> Config:
+    """The profile with taskset.split.test_websites replaced (None keeps it)."""
+    split = replaced(config.taskset.split, test_websites=test_websites)
+    return config.model_copy(update={"taskset": config.taskset.model_copy(update={"split": split})})
+
+
+def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: AnnotateReport, decomposed: DecomposeReport,
+                   split: tuple[dict[str, int], int]) -> TasksetReport:
+    """The build's figures from what each stage's driver reported."""
+    return TasksetReport(
+        ingested=sum(f.ingested for f in files), already_ingested=sum(f.present for f in files),
+        duplicates=dedup.new, annotated=annotated.annotated, asked_llm=annotated.asked_llm,
+        decomposed=decomposed.added,
+        bad_records=[str(b) for f in files for b in f.bad] + [str(b) for b in annotated.bad],
+        splits=split[0], test_websites=split[1], llm=annotated.llm)
 
 
 @flow(name="build_taskset")
@@ -114,25 +215,20 @@ def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_
     """Build the task set from `inputs` (benchmark task files read by the `source` adapter, `auto` to
     detect; `column_map` for the generic one), or, without inputs, from the shipped synthetic sites.
     `test_websites` overrides taskset.split.test_websites; unset parameters come from the profile."""
-    overrides = {"lake.data_dir": data_dir, "taskset.split.test_websites": test_websites}
-    config = load_config(config_path, {k: v for k, v in overrides.items() if v is not None})
-    root = config.data_root()
+    config = _with_test_websites(load_config(config_path, data_dir), test_websites)
+    root = config.lake.data_dir
     recover_lake(root)
-    if inputs:
-        report = ingest_inputs(root, inputs, source, column_map or {})
-    else:
-        report = ingest_synthetic_sites(config)
+    files = ingest_inputs(config, inputs, source, column_map) if inputs else ingest_synthetic_sites(config)
     quality_gate(root, ["seed_tasks"])
-    report.duplicates = find_duplicates(config)
+    duplicates = find_duplicates(config)
     quality_gate(root, ["duplicates"])
     annotated = annotate_seeds(config)
     quality_gate(root, ["tasks", "llm_calls"])
-    report.decomposed = decompose_tasks(config)
+    decomposed = decompose_tasks(config)
     quality_gate(root, ["tasks"])
-    report.splits, report.test_websites = split_task_set(config)
+    split = split_task_set(config)
     quality_gate(root, ["tasks"])
-    report.annotated, report.asked_llm, report.llm = annotated.annotated, annotated.asked_llm, annotated.llm
-    report.bad_records += [str(bad) for bad in annotated.bad]
+    report = taskset_report(files, duplicates, annotated, decomposed, split)
     for bad in report.bad_records:
         get_run_logger().warning("bad record: %s", bad)
     return report

@@ -6,19 +6,44 @@ Resumable: judgments are journaled per trajectory, and a rerun (or a retry of th
 
 from __future__ import annotations
 
+import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
-from stages.judge.run import JudgeSummary, judge_iteration, plan_judges
+from stages.judge.run import STEP_COLUMNS, JudgeSummary, judge_episodes, plan_judges
 from webgym.config import Config, load_config
 from webgym.lake import Lake
+from webgym.llm.client import LLM
 
 
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
-def judge_trajectories(config: Config, iteration: int, judges: list[str] | None, rejudge: bool) -> JudgeSummary:
-    """Judge the iteration's trajectories into the judgments table (LLM calls, resumable)."""
-    return judge_iteration(Lake(config.data_root()), config, iteration, judges, rejudge)
+def judge_iteration(config: Config, iteration: int, judges: list[str] | None = None,
+                    rejudge: bool = False) -> JudgeSummary:
+    """Judge the iteration's trajectories into the judgments table (blocked websites into the
+    blocklist), journaled trajectory by trajectory; `judges` runs only those, LLM judges even where a
+    rule already decided. LLM calls, resumable."""
+    lake = Lake(config.lake.data_dir)
+    plan = plan_judges(config, judges)
+    trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
+    mine = ds.field("trajectory_id").isin(trajectories["trajectory_id"].tolist())
+    tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
+    steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=mine)
+    judgments = lake.read_table("judgments", columns=["trajectory_id", "judge", "status"], filter=mine)
+    blocklist = lake.read_table("blocklist", columns=["website"])
+    llm = LLM(config.llm, lake, run_id=f"judge-{iteration}") if plan.purposes else None
+    try:
+        if llm:
+            llm.require(*plan.purposes)
+        with lake.stream(f"judge-{iteration}", batch_rows=config.lake.journal_batch_rows) as writer:
+            summary = judge_episodes(iteration, trajectories, tasks, steps, judgments, blocklist, plan, llm,
+                                     config.judge, writer.append, force_llm=bool(judges), rejudge=rejudge)
+    finally:
+        if llm:
+            llm.close()
+    if llm:
+        summary.llm = str(llm.ledger.totals)
+    return summary
 
 
 @flow(name="judge")
@@ -26,10 +51,9 @@ def judge(iteration: int, judges: list[str] | None = None, rejudge: bool = False
           data_dir: str | None = None) -> JudgeSummary:
     """Judge iteration `iteration` with the profile's judges, or only `judges`; `rejudge` adds new rows
     for pairs already judged."""
-    config = load_config(config_path, {"lake.data_dir": data_dir} if data_dir else None)
+    config = load_config(config_path, data_dir)
     plan_judges(config, judges)  # a misconfigured judge fails here, before any work
-    root = config.data_root()
-    recover_lake(root)
-    summary = judge_trajectories(config, iteration, judges, rejudge)
-    quality_gate(root, ["judgments", "blocklist"])
+    recover_lake(config.lake.data_dir)
+    summary = judge_iteration(config, iteration, judges, rejudge)
+    quality_gate(config.lake.data_dir, ["judgments", "blocklist"])
     return summary

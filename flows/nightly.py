@@ -6,8 +6,9 @@ Every stage is idempotent, so a run killed anywhere and started again finishes t
 in without redoing or duplicating finished work: rollouts skip finished episodes, the judge skips
 judged ones, accept and train reuse what an iteration already wrote, evaluate writes an evals row
 once. Iteration numbers advance by themselves: an iteration is finished once its checkpoint has been
-evaluated, and the next run continues from the newest checkpoint. A failing stage retries (its task
-retries), then stops the run with the stage named; everything finished stays in the lake.
+evaluated, and the next run continues from the newest checkpoint (stages/iterations.py). A failing
+stage retries (its task retries), then stops the run with the stage named; everything finished stays
+in the lake.
 
 Every stage goes through `stage`, which runs it in this process or, with nightly.dispatch: deployments
 (the cluster profile), as its deployment on the work pool that fits it.
@@ -18,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prefect import Flow, flow, get_run_logger
+from prefect import Flow, flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
 
 from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
@@ -26,9 +28,11 @@ from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
 from flows.rollout import rollout
 from flows.serve import serve
-from flows.train import acceptance, latest_checkpoint, train, train_config
+from flows.train import acceptance, train
+from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rollout_success
 from webgym.config import Config, load_config
 from webgym.lake import Lake
+from webgym.warehouse import query
 
 
 @dataclass
@@ -86,73 +90,64 @@ def stage(dispatch: Literal["local", "deployments"], flow_fn: Flow, **parameters
     return run.state.result()
 
 
-def _finished(lake: Lake, iteration: int) -> bool:
-    """An iteration is finished when a checkpoint of it exists and was evaluated afterwards."""
-    checkpoints = lake.read_table("checkpoints")
-    mine = checkpoints[checkpoints["iteration"] == iteration]
+@task(cache_policy=NO_CACHE)
+def next_plan(config: Config) -> IterationPlan:
+    """The next iteration as the lake stands (stages/iterations.py)."""
+    lake = Lake(config.lake.data_dir)
     evals = lake.read_table("evals", columns=["iteration", "evaluated_at"])
-    later = evals[evals["iteration"] == iteration]["evaluated_at"]
-    return bool(len(mine)) and bool(len(later)) and later.max() >= mine["created_at"].max()
+    return plan_iteration(lake.read_table("checkpoints"), evals, lake.read_table("trajectories", columns=["iteration"]),
+                          config.nightly.warm_start_tasks)
 
 
-def next_iteration(data_root: str) -> int:
-    """The iteration to run: the newest checkpoint's if it was not evaluated yet, else the one after."""
-    lake = Lake(data_root)
-    checkpoints = lake.read_table("checkpoints", columns=["iteration"])["iteration"]
-    if checkpoints.empty:
-        trajectories = lake.read_table("trajectories", columns=["iteration"])["iteration"]
-        return int(trajectories.max()) if len(trajectories) else 0
-    newest = int(checkpoints.max())
-    return newest if not _finished(lake, newest) else newest + 1
+@task(cache_policy=NO_CACHE)
+def episodes_success(config: Config, trajectory_ids: list[str]) -> float | None:
+    """Success rate of these episodes by their verdicts (None when none is judged)."""
+    verdicts = query(Lake(config.lake.data_dir), "SELECT trajectory_id, success FROM verdicts",
+                     tuple(config.judge.priority))
+    return rollout_success(verdicts, trajectory_ids)
 
 
-def _rollout_success(data_root: str, trajectory_ids: list[str], config: Config) -> float | None:
-    from webgym.warehouse import query
+@task(cache_policy=NO_CACHE)
+def write_report(config: Config) -> str:
+    """The HTML report of everything in the lake; its path."""
+    from webgym.report import default_path
+    from webgym.report import write_report as render
 
-    verdicts = query(Lake(data_root), "SELECT trajectory_id, success FROM verdicts", tuple(config.judge.priority))
-    mine = verdicts[verdicts["trajectory_id"].isin(trajectory_ids)]
-    return float(mine["success"].mean()) if len(mine) else None
+    lake = Lake(config.lake.data_dir)
+    return str(render(lake, default_path(lake), config.profile).resolve())
 
 
-def _iteration(config: Config, iteration: int, config_path: str | None, root: str) -> IterationSummary:
-    """One iteration: (warm start or rollout) -> judge -> accept -> train -> serve -> evaluate."""
-    settings = config.nightly
-    dispatch = settings.dispatch
-    lake = Lake(root)
-    warm = iteration == 0 and settings.warm_start_tasks > 0 and lake.count("checkpoints") == 0
-    checkpoint = None
+def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
+    """One iteration: (warm start or rollout) -> judge -> [dynamic sampling] -> train -> serve -> evaluate."""
+    settings, root, iteration, warm = config.nightly, config.lake.data_dir, plan.iteration, plan.warm_start
+    checkpoint = None if warm else plan.checkpoint
     if warm:
-        rolled = stage(dispatch, rollout, iteration=0, split="train", size=settings.warm_start_tasks,
+        rolled = stage(settings.dispatch, rollout, iteration=iteration, split="train", size=settings.warm_start_tasks,
                        policy="oracle", group_size=1, config_path=config_path, data_dir=root)
     else:
-        newest = latest_checkpoint(root)
-        checkpoint = newest["path"] if newest else None
-        rolled = stage(dispatch, rollout, iteration=iteration, split="train", size=settings.episodes,
+        rolled = stage(settings.dispatch, rollout, iteration=iteration, split="train", size=settings.episodes,
                        checkpoint=checkpoint, config_path=config_path, data_dir=root)
-    stage(dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
+    stage(settings.dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
     ids = list(rolled.trajectory_ids)
-    objective = "sft" if warm else None
     if not warm and config.accept.objective == "grpo":
-        for draw in range(1, settings.grpo_max_rounds + 1):
-            missing = acceptance(train_config(config_path, root, None, None, None, None), iteration).groups_missing
-            if not missing:
-                break
+        for draw, missing in dynamic_sampling(settings.grpo_max_rounds,
+                                              lambda: acceptance(config, iteration).groups_missing):
             get_run_logger().info("iteration %d: %d effective GRPO group(s) missing; rolling out %d more tasks",
                                   iteration, missing, missing)
-            more = stage(dispatch, rollout, iteration=iteration, split="train", size=missing, checkpoint=checkpoint,
-                         draw=draw, config_path=config_path, data_dir=root)
-            stage(dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
+            more = stage(settings.dispatch, rollout, iteration=iteration, split="train", size=missing,
+                         checkpoint=checkpoint, draw=draw, config_path=config_path, data_dir=root)
+            stage(settings.dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
             ids += more.trajectory_ids
-    trained = stage(dispatch, train, iteration=iteration, objective=objective,
+    trained = stage(settings.dispatch, train, iteration=iteration, objective="sft" if warm else None,
                     epochs=settings.warm_start_epochs if warm else None, config_path=config_path, data_dir=root)
     # A configured server (vLLM on a cluster) moves to the new checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
-    stage(dispatch, serve, checkpoint=trained.path, served_model_name=trained.checkpoint_id, config_path=config_path)
-    evaluated = stage(dispatch, evaluate, checkpoint=trained.path, iteration=iteration, size=settings.eval_tasks,
-                      config_path=config_path, data_dir=root)
-    return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids),
-                            _rollout_success(root, ids, config), trained.accepted_steps, trained.checkpoint_id,
-                            evaluated.episodes, evaluated.success_rate)
+    stage(settings.dispatch, serve, checkpoint=trained.path, served_model_name=trained.checkpoint_id,
+          config_path=config_path)
+    evaluated = stage(settings.dispatch, evaluate, checkpoint=trained.path, iteration=iteration,
+                      size=settings.eval_tasks, config_path=config_path, data_dir=root)
+    return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids), episodes_success(config, ids),
+                            trained.accepted_steps, trained.checkpoint_id, evaluated.episodes, evaluated.success_rate)
 
 
 @flow(name="nightly")
@@ -165,33 +160,18 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
         config_path: Profile YAML (default configs/local.yaml).
         data_dir: Lake root, a path or an fsspec URL (default: the profile's lake.data_dir).
     """
-    config = load_config(config_path, {"lake.data_dir": data_dir} if data_dir else None)
-    root = config.data_root()
+    config = load_config(config_path, data_dir)
+    settings, root = config.nightly, config.lake.data_dir
     recovered = recover_lake(root)
     quality_gate(root)  # a broken lake stops the run before any work
-    dispatch = config.nightly.dispatch
-    if config.nightly.build_taskset:
-        stage(dispatch, build_taskset, config_path=config_path, data_dir=root)
-    summary = NightlySummary(root, "", "", {}, recovered)
-    lake = Lake(root)
-    rounds = config.nightly.iterations if iterations is None else iterations
-    if rounds and config.nightly.evaluate_untrained and lake.count("checkpoints") == 0:
-        summary.baseline_success = stage(dispatch, evaluate, iteration=0, size=config.nightly.eval_tasks,
-                                         config_path=config_path, data_dir=root).success_rate
-    first = next_iteration(root)
-    for iteration in range(first, first + rounds):
-        summary.iterations.append(_iteration(config, iteration, config_path, root))
+    if settings.build_taskset:
+        stage(settings.dispatch, build_taskset, config_path=config_path, data_dir=root)
+    rounds = settings.iterations if iterations is None else iterations
+    baseline = None
+    if rounds and settings.evaluate_untrained and next_plan(config).untrained:
+        baseline = stage(settings.dispatch, evaluate, iteration=0, size=settings.eval_tasks, config_path=config_path,
+                         data_dir=root).success_rate
+    done = [run_iteration(config, next_plan(config), config_path) for _ in range(rounds)]
     quality_gate(root)
-    summary.warehouse = build_warehouse(root, str(config.warehouse_path()), config.judge.priority)
-    summary.report = write_report(root, config.profile)
-    summary.rows = Lake(root).counts()
-    return summary
-
-
-def write_report(root: str, profile: str) -> str:
-    """The HTML report of everything in the lake; its path."""
-    from webgym.report import default_path
-    from webgym.report import write_report as render
-
-    lake = Lake(root)
-    return str(render(lake, default_path(lake), profile).resolve())
+    warehouse = build_warehouse(root, config.warehouse.path, config.judge.priority)
+    return NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from webgym.config import ServeConfig, load_config
+from webgym.config import ServeConfig, load_config, served_name
 from webgym.serve import supervisor
 
 
@@ -59,7 +59,7 @@ def serve(checkpoint: str, served_model_name: str | None = None, config_path: st
     """Serve `checkpoint` (a directory, or a hub id vLLM can load) as `served_model_name` (default: the
     checkpoint directory's name) with the profile's serve.command, replacing the server started before."""
     config = load_config(config_path).serve
-    name = served_model_name or supervisor.served_name(checkpoint)
+    name = served_model_name or served_name(checkpoint)
     if config.command is None:
         return ServeReport(name, checkpoint, None, started=False,
                            note="serve.command is null: no server needed, the policy loads the checkpoint in-process")

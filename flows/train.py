@@ -4,14 +4,13 @@ the checkpoint.
 Resumable: accepted rows already written for (iteration, objective) are reused, and an iteration that
 already has its checkpoint is not trained again. The policy kind decides the trainer: the set-of-marks
 scorer trains in-process in seconds (the embedded default), the vision-language policies (`local`,
-`chat` served by vLLM) go through webgym/train/trainer.py from the newest checkpoint.
+`chat` served by vLLM) go through webgym/train/trainer.py from the newest checkpoint; both with the
+profile's `train` block.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
 
 import pyarrow.dataset as ds
 from prefect import flow, task
@@ -19,12 +18,11 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate, recover_lake
 from stages.accept import STEP_COLUMNS, Acceptance, accept
-from webgym.config import Config, ConfigError, load_config
+from stages.iterations import latest_checkpoint
+from webgym.config import Config, Objective, checkpoints_dir, load_config, replaced
 from webgym.lake import Lake
 from webgym.train.fit import fit_policy
 from webgym.warehouse import query
-
-Objective = Literal["filtered_bc", "sft", "reinforce", "grpo"]
 
 
 @dataclass
@@ -42,28 +40,10 @@ class TrainReport:
     problems: list[str] = field(default_factory=list)
 
 
-def checkpoints_dir(config: Config) -> Path:
-    """Where checkpoint directories go: train.checkpoints_dir, else models/ inside a local lake."""
-    if config.train.checkpoints_dir:
-        return Path(config.train.checkpoints_dir)
-    root = config.data_root()
-    if "://" in root:
-        raise ConfigError(f"the lake is at {root}: set train.checkpoints_dir to a directory the training and "
-                          f"serving machines share")
-    return Path(root) / "models"
-
-
-def latest_checkpoint(data_root: str, before: int | None = None) -> dict | None:
-    """The newest checkpoints row (of an iteration before `before`, when given)."""
-    rows = Lake(data_root).read_table("checkpoints")
-    if before is not None:
-        rows = rows[rows["iteration"] < before]
-    return None if rows.empty else rows.sort_values(["iteration", "created_at"]).iloc[-1].to_dict()
-
-
 def acceptance(config: Config, iteration: int) -> Acceptance:
-    """What accept selects for `iteration` from the lake as it is now (nothing written)."""
-    lake = Lake(config.data_root())
+    """What accept selects for `iteration` from the lake as it is now (nothing written): the driver of
+    the accept stage that `select_steps`, the nightly's dynamic sampling and `webgym export-samples` share."""
+    lake = Lake(config.lake.data_dir)
     verdicts = query(lake, "SELECT * FROM verdicts", tuple(config.judge.priority))
     return accept(verdicts, lake.read_table("trajectories"), lake.read_table("steps", columns=STEP_COLUMNS),
                   lake.read_table("tasks", columns=["task_id", "split", "website"]), iteration, config.accept)
@@ -72,7 +52,7 @@ def acceptance(config: Config, iteration: int) -> Acceptance:
 @task(cache_policy=NO_CACHE)
 def select_steps(config: Config, iteration: int) -> dict:
     """Write the accepted rows of `iteration` (once) and return their count and the selection figures."""
-    lake = Lake(config.data_root())
+    lake = Lake(config.lake.data_dir)
     objective = config.accept.objective
     present = lake.read_table("accepted", filter=(ds.field("iteration") == iteration)
                               & (ds.field("objective") == objective))
@@ -89,7 +69,7 @@ def select_steps(config: Config, iteration: int) -> dict:
 def fit(config: Config, iteration: int) -> dict:
     """Train on the accepted rows of `iteration` from the newest earlier checkpoint; record the new one
     (once per iteration and objective)."""
-    lake = Lake(config.data_root())
+    lake = Lake(config.lake.data_dir)
     done = lake.read_table("checkpoints", filter=(ds.field("iteration") == iteration)
                            & (ds.field("objective") == config.train.objective))
     if len(done):
@@ -101,29 +81,21 @@ def fit(config: Config, iteration: int) -> dict:
     if accepted.empty:
         raise ValueError(f"iteration {iteration}: accept kept no step (no successful, unblocked episode under "
                          f"{config.accept.objective}); roll out and judge more before training")
-    previous = latest_checkpoint(config.data_root(), before=iteration)
+    previous = latest_checkpoint(lake.read_table("checkpoints"), before=iteration)
     fitted = fit_policy(config, lake, accepted, previous["path"] if previous else None, iteration,
                         checkpoints_dir(config))
     return {"checkpoint_id": fitted.checkpoint_id, "path": fitted.path, "metrics": fitted.metrics,
             "problems": fitted.problems}
 
 
-def train_config(config_path: str | None, data_dir: str | None, objective: str | None,
-                 iterations_back: int | None, learning_rate: float | None, epochs: int | None) -> Config:
-    """The profile with the flow's parameters applied: one objective drives accept and the loss."""
-    base = load_config(config_path, {"lake.data_dir": data_dir} if data_dir else None)
-    objective = objective or base.accept.objective
-    dotted: dict[str, object] = {"accept.objective": objective, "train.objective": objective}
-    if data_dir:
-        dotted["lake.data_dir"] = data_dir
-    if iterations_back is not None:
-        dotted["accept.replay_iterations"] = iterations_back
-    scorer = base.policy.kind == "scorer"
-    if learning_rate is not None:
-        dotted["policy.scorer.train.learning_rate" if scorer else "train.learning_rate"] = learning_rate
-    if epochs is not None:
-        dotted["policy.scorer.train.epochs" if scorer else "train.epochs"] = epochs
-    return load_config(config_path, dotted)
+def _with_parameters(config: Config, objective: Objective | None, iterations_back: int | None,
+                     learning_rate: float | None, epochs: int | None) -> Config:
+    """The profile with the flow's parameters set (None keeps the profile's value): one objective
+    drives accept and the loss."""
+    objective = objective or config.accept.objective
+    return config.model_copy(update={
+        "accept": replaced(config.accept, objective=objective, replay_iterations=iterations_back),
+        "train": replaced(config.train, objective=objective, learning_rate=learning_rate, epochs=epochs)})
 
 
 @flow(name="train")
@@ -131,8 +103,7 @@ def train(iteration: int, objective: Objective | None = None, iterations_back: i
           learning_rate: float | None = None, epochs: int | None = None, config_path: str | None = None,
           data_dir: str | None = None) -> TrainReport:
     """Accept the steps of an iteration, train the policy from the newest earlier checkpoint, record
-    the checkpoint. Unset parameters come from the profile (accept and train blocks, or
-    policy.scorer.train).
+    the checkpoint. Unset parameters come from the profile (its accept and train blocks).
 
     Args:
         iteration: Iteration whose judged episodes to learn from.
@@ -143,13 +114,12 @@ def train(iteration: int, objective: Objective | None = None, iterations_back: i
         config_path: Profile YAML (default configs/local.yaml).
         data_dir: Lake root, a path or an fsspec URL.
     """
-    config = train_config(config_path, data_dir, objective, iterations_back, learning_rate, epochs)
-    root = config.data_root()
-    recover_lake(root)
+    config = _with_parameters(load_config(config_path, data_dir), objective, iterations_back, learning_rate, epochs)
+    recover_lake(config.lake.data_dir)
     selected = select_steps(config, iteration)
-    quality_gate(root, ["accepted"])
+    quality_gate(config.lake.data_dir, ["accepted"])
     fitted = fit(config, iteration)
-    quality_gate(root, ["checkpoints"])
+    quality_gate(config.lake.data_dir, ["checkpoints"])
     return TrainReport(iteration, config.accept.objective, fitted["checkpoint_id"], fitted["path"],
                        selected["accepted_steps"], fitted["metrics"], selected["groups_missing"],
                        selected["resumed"] and fitted.get("resumed", False),

@@ -9,11 +9,6 @@ from pydantic import BaseModel, Field
 
 from schemas.table import TableSchema
 
-JUDGE_PRIORITY: tuple[str, ...] = ("gate", "exact", "reference", "rubric", "webjudge", "task_only")
-"""Which judge is authoritative for the verdicts view, first wins: a rule gate disqualifies
-before any verifier or judge is asked, then exact verifier > reference answer > rubric judge."""
-
-
 class FactVerdict(BaseModel):
     fact: str = Field(description="The fact checked.")
     success: bool | None = Field(description="True, False, or null when not evaluable.")

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from schemas.rubric import Rubric
 from schemas.table import TableSchema
-
-DIFFICULTY_BANDS: dict[str, tuple[int, int | None]] = {"easy": (1, 3), "medium": (4, 6), "hard": (7, None)}
-"""WebGym's bands over the number of facts; the upper bound is inclusive, None means open."""
-
-
-HORIZONS: dict[str, int] = {"easy": 10, "medium": 20, "hard": 30}
-"""WebGym's shortened step limits per band: an episode's horizon, and the longest shortest path a
-synthetic goal of that band may have."""
-
 
 TAXONOMY: dict[str, tuple[str, ...]] = {
     "Shopping": ("General Merchandise", "Electronics & Tech", "Fashion & Beauty", "Home & Garden"),
@@ -31,14 +23,6 @@ TAXONOMY: dict[str, tuple[str, ...]] = {
 taxonomy WebGym reports (6 domains, 24 subdomains). Mind2Web-2 publishes its labels only in a chart,
 which is not available here, so these labels are ours; they are defined only here (the annotate
 prompt, its answer check and the statistics read them), so replacing them is a one-place edit."""
-
-
-def difficulty_band(difficulty: int) -> str:
-    """Band name for a difficulty (number of facts)."""
-    for band, (low, high) in DIFFICULTY_BANDS.items():
-        if difficulty >= low and (high is None or difficulty <= high):
-            return band
-    raise ValueError(f"difficulty {difficulty} is below every band (must be >= 1)")
 
 
 class Task(BaseModel):
@@ -66,3 +50,9 @@ SCHEMA = TableSchema(
     name="tasks", row=Task, keys=("task_id",),
     references={"parent_task_id": "tasks.task_id"},
     description="One row per task in the environment (original or decomposed).")
+
+
+def task_id_for(source: str, source_id: str, groups: tuple[int, ...] | None = None) -> str:
+    """Stable task id: a hash of source and source id, plus the kept groups for a decomposed task."""
+    key = f"{source}\x1f{source_id}" + ("" if groups is None else "\x1f" + ",".join(map(str, groups)))
+    return hashlib.sha256(key.encode()).hexdigest()[:20]

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from schemas.accepted import SCHEMA as ACCEPTED
-from webgym.config import AcceptConfig
+from webgym.config import AcceptConfig, Objective
 
 STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "response", "parse_error"]
 """The steps columns accept reads (read only these: steps also hold page text and elements)."""
@@ -224,7 +224,7 @@ def sft_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, confi
 
 
 ObjectiveFn = Callable[[pd.DataFrame, pd.DataFrame, int, AcceptConfig], Acceptance]
-OBJECTIVES: dict[str, ObjectiveFn] = {"filtered_bc": filtered_bc_steps, "reinforce": reinforce_steps,
+OBJECTIVES: dict[Objective, ObjectiveFn] = {"filtered_bc": filtered_bc_steps, "reinforce": reinforce_steps,
                                       "grpo": grpo_steps, "sft": sft_steps}
 """accept.objective -> its selection rule."""
 

@@ -13,15 +13,14 @@ Per seed task (WebGym 3.2, Algorithm 1 lines 3-5):
 A task that lacks any of website, taxonomy domain or rubric costs one structured LLM call (prompt
 annotate_task), which answers all three; what the source gave wins over the answer. Synthetic tasks
 never call the LLM. An answer that stays invalid after its retries, or a failed call, makes the task
-a reported bad record; the others go on. `annotate_lake` is resumable: a seed whose task is in the
-lake is never annotated (nor sent to the LLM) again, and tasks are written batch by batch.
+a reported bad record; the others go on. `pending_seeds` leaves out seeds whose task exists, so a
+rerun never annotates (nor sends to the LLM) a task twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -30,17 +29,12 @@ import pandas as pd
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from schemas.rubric import FactGroup, Rubric
-from schemas.tasks import SCHEMA, TAXONOMY, Task
-from stages.decompose import task_id_for
-from stages.dedup import without_duplicates
-from stages.ingest.adapter import website_of
-from webgym.config import AnnotateConfig, Config
-from webgym.lake import Lake
+from schemas.tasks import SCHEMA, TAXONOMY, Task, task_id_for
+from schemas.values import website_of
+from webgym.config import AnnotateConfig
 from webgym.llm.client import LLM, LLMCallError
 from webgym.llm.prompts import load_prompt
 from webgym.llm.structured import StructuredFailure
-
-log = logging.getLogger(__name__)
 
 NO_LLM_SOURCES = ("synthetic",)
 """Sources whose tasks come complete (exact rubrics, known sites): never sent to the LLM."""
@@ -198,6 +192,11 @@ def needs_llm(seed: dict[str, Any]) -> bool:
     return seed.get("rubric") is None or domain is None or known_site(seed).website is None
 
 
+def asks_llm(seeds: pd.DataFrame) -> bool:
+    """Whether any of these seed tasks needs the LLM (so a driver opens a client only then)."""
+    return any(needs_llm(seed) for seed in _records(seeds))
+
+
 def task_row(seed: dict[str, Any], answer: Annotation | None, now: dt.datetime) -> dict[str, Any]:
     """The tasks row of a seed task; the source's website, labels and rubric win over the answer's."""
     site = known_site(seed)
@@ -269,46 +268,8 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
-def pending_seeds(seeds: pd.DataFrame, duplicates: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
-    """The seed tasks still to annotate: not dropped as duplicates and without a task in the lake."""
-    kept = without_duplicates(seeds, duplicates)
+def pending_seeds(seeds: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """The seed tasks (already without their duplicates) that have no task in the tasks table yet."""
     done = set(tasks["task_id"])
-    ids = [task_id_for(s, i) for s, i in zip(kept["source"], kept["source_id"], strict=True)]
-    return kept[[i not in done for i in ids]].reset_index(drop=True)
-
-
-@dataclass
-class AnnotateSummary:
-    """What an annotate run did, for the CLI and the flow."""
-
-    pending: int = 0
-    annotated: int = 0
-    asked_llm: int = 0
-    bad: list[BadTask] = field(default_factory=list)
-    llm: str = "no LLM calls"
-
-
-def annotate_lake(lake: Lake, config: Config) -> AnnotateSummary:
-    """Annotate every pending seed task into the tasks table, a part per `taskset.annotate.batch_size`
-    tasks; bad records are logged and returned (the next run tries them again)."""
-    settings = config.taskset.annotate
-    todo = pending_seeds(lake.read_table("seed_tasks"), lake.read_table("duplicates", columns=["source", "source_id"]),
-                         lake.read_table("tasks", columns=["task_id"]))
-    summary = AnnotateSummary(pending=len(todo))
-    llm = LLM(config.llm, lake, run_id="annotate") if any(needs_llm(s) for s in _records(todo)) else None
-    try:
-        if llm:
-            llm.require(settings.purpose)
-        for start in range(0, len(todo), settings.batch_size):
-            result = annotated_tasks(todo.iloc[start:start + settings.batch_size], llm, settings)
-            lake.write_table("tasks", result.rows, run_id="annotate")
-            summary.annotated += len(result.rows)
-            summary.asked_llm += result.asked
-            summary.bad += result.bad
-            for bad in result.bad:
-                log.warning("not annotated: %s", bad)
-    finally:
-        if llm:
-            llm.close()
-            summary.llm = str(llm.ledger.totals)
-    return summary
+    ids = [task_id_for(s, i) for s, i in zip(seeds["source"], seeds["source_id"], strict=True)]
+    return seeds[[i not in done for i in ids]].reset_index(drop=True)

@@ -11,7 +11,6 @@ for synthetic tasks, whose rubrics are exact) `template_text` over the kept grou
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from schemas.rubric import FactGroup, Rubric
-from schemas.tasks import SCHEMA
+from schemas.tasks import SCHEMA, task_id_for
 from webgym.config import DecomposeConfig
 
 LARGE_GROUP_FACTS = 3
@@ -60,12 +59,6 @@ def template_text(parent_text: str, groups: list[FactGroup]) -> str:
     """A decomposed task's text without an LLM: the parent task narrowed to the kept criteria."""
     criteria = "; ".join(f"{g.description} ({', '.join(g.facts)})" for g in groups)
     return f"{parent_text.rstrip(' .')}. Only this part is required: {criteria}."
-
-
-def task_id_for(source: str, source_id: str, groups: tuple[int, ...] | None = None) -> str:
-    """Stable task id: a hash of source and source id, plus the kept groups for a decomposed task."""
-    key = f"{source}\x1f{source_id}" + ("" if groups is None else "\x1f" + ",".join(map(str, groups)))
-    return hashlib.sha256(key.encode()).hexdigest()[:20]
 
 
 def decomposed_tasks(tasks: pd.DataFrame, config: DecomposeConfig, writer: TextWriter | None = None,

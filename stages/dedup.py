@@ -25,10 +25,7 @@ import numpy as np
 import pandas as pd
 
 from schemas.duplicates import SCHEMA
-from webgym import PROJECT_ROOT
 from webgym.config import DedupConfig
-from webgym.embeddings import Embedder
-from webgym.lake import Lake
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _WORD = re.compile(r"[a-z]+")
@@ -160,32 +157,10 @@ def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray
 
 
 def without_duplicates(tasks: pd.DataFrame, duplicates: pd.DataFrame) -> pd.DataFrame:
-    """The tasks no duplicates row drops."""
+    """The rows of `tasks` (any frame keyed by source, source_id) that no duplicates row names: the seed
+    tasks that survive dedup, or the duplicates found now that the table does not hold yet."""
     dropped = set(zip(duplicates["source"], duplicates["source_id"], strict=True))
-    keep = [(s, i) not in dropped for s, i in zip(tasks["source"], tasks["source_id"], strict=True)]
+    keep = np.array([(s, i) not in dropped for s, i in zip(tasks["source"], tasks["source_id"], strict=True)],
+                    dtype=bool)  # an empty plain list would select columns, not rows
     return tasks[keep].reset_index(drop=True)
 
-
-@dataclass(frozen=True)
-class DedupSummary:
-    """What a dedup run over the lake found and wrote."""
-
-    seeds: int
-    found: pd.DataFrame
-    """Every duplicate found this run (duplicates rows), new or already recorded."""
-    new: int
-    embedded: int
-    cached: int
-
-
-def dedup_lake(lake: Lake, config: DedupConfig) -> DedupSummary:
-    """Deduplicate every seed task of the lake and add the duplicates not recorded yet to the
-    duplicates table; embeddings come from (and go to) the cache in `config.cache_dir`."""
-    seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
-    embedder = Embedder(PROJECT_ROOT / config.cache_dir, config.batch_size, precision=config.precision)
-    found = duplicate_tasks(seeds, embedder, config)
-    known = set(map(tuple, lake.read_table("duplicates", columns=["source", "source_id"]).itertuples(index=False)))
-    new = found[np.array([(s, i) not in known for s, i in zip(found["source"], found["source_id"], strict=True)],
-                         dtype=bool)]
-    lake.write_table("duplicates", new, run_id="dedup")
-    return DedupSummary(len(seeds), found, len(new), embedder.stats.embedded, embedder.stats.cached)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from schemas import schema_for
-from schemas.tasks import difficulty_band
+from schemas.values import difficulty_band
 
 
 def evaluation_rows(trajectories: pd.DataFrame, verdicts: pd.DataFrame, tasks: pd.DataFrame,
@@ -34,3 +35,24 @@ def success_by(evals: pd.DataFrame, column: str) -> pd.DataFrame:
     table = pd.concat([grouped, total]).rename(columns={"count": "episodes", "sum": "successes", "mean": "success_rate"})
     table.index.name = column
     return table.reset_index().astype({"episodes": int, "successes": int})
+
+
+@dataclass
+class EvaluateReport:
+    """Held-out success of one evaluation, overall and by difficulty band and domain."""
+
+    iteration: int
+    policy_versions: list[str]
+    episodes: int
+    success_rate: float
+    by_band: list[dict] = field(default_factory=list)
+    by_domain: list[dict] = field(default_factory=list)
+
+
+def evaluation_report(evals: pd.DataFrame, iteration: int) -> EvaluateReport:
+    """What an evaluation's evals rows say: which checkpoints acted, episodes, success overall and by
+    band and domain."""
+    return EvaluateReport(iteration, sorted(set(evals["checkpoint"])), len(evals),
+                          float(evals["success"].mean()) if len(evals) else 0.0,
+                          success_by(evals, "difficulty_band").to_dict("records"),
+                          success_by(evals, "domain").to_dict("records"))

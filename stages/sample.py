@@ -12,7 +12,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from schemas.tasks import DIFFICULTY_BANDS, difficulty_band
+from schemas.values import DIFFICULTY_BANDS, difficulty_band
 
 
 def _quotas(size: int, weights: dict[str, float], available: dict[str, int]) -> dict[str, int]:
@@ -61,3 +61,9 @@ def evaluation_batch(tasks: pd.DataFrame, size: int | None = None, seed: int = 0
         return pool.reset_index(drop=True)
     picked = np.random.default_rng(seed).choice(len(pool), size=size, replace=False)
     return pool.iloc[np.sort(picked)].reset_index(drop=True)
+
+
+def batch_seed(seed: int, iteration: int, split: str, draw: int = 0) -> int:
+    """The seed of a rollout's task draw: a fresh training batch every iteration (and every extra draw
+    of dynamic sampling), the same held-out tasks every time, so evaluations compare."""
+    return seed + (iteration + 7919 * draw if split == "train" else 0)

@@ -75,3 +75,10 @@ def assigned_splits(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
     kept = split_tasks(tasks.assign(split=None), config)
     removed = tasks[~tasks["task_id"].isin(kept["task_id"])].assign(split=None)
     return pd.concat([kept, removed], ignore_index=True)
+
+
+def split_counts(tasks: pd.DataFrame) -> tuple[dict[str, int], int]:
+    """Tasks per split (train, test, and `removed` for tasks on a test website not drawn) and the number
+    of distinct test websites, as a build reports them."""
+    counts = {str(k): int(v) for k, v in tasks["split"].fillna("removed").value_counts().items()}
+    return counts, int(tasks.loc[tasks["split"] == "test", "website"].nunique())

@@ -14,10 +14,9 @@ from typing import Any
 
 import yaml
 
-from webgym import PROJECT_ROOT
-from webgym.config import ConfigError
+from webgym.config import ConfigError, project_path
 
-PREFECT_YAML = PROJECT_ROOT / "prefect.yaml"
+PREFECT_YAML = project_path("prefect.yaml")
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from schemas import TABLES, TableSchema, schema_for
-from webgym import PROJECT_ROOT
+from webgym.config import project_path
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class Lake:
         if self.is_local:
             return Path(self._path("_journal"))
         digest = hashlib.sha256(self.root.encode()).hexdigest()[:16]
-        return PROJECT_ROOT / ".journal" / digest
+        return project_path(".journal") / digest
 
     # -- atomic files ----------------------------------------------------------------------
     def _put(self, path: str, data: bytes) -> None:

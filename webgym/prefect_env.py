@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from webgym import PROJECT_ROOT
+from webgym.config import project_path
 
 DEFAULTS: dict[str, str] = {
     "DO_NOT_TRACK": "1",
@@ -23,7 +23,7 @@ DEFAULTS: dict[str, str] = {
 
 def configure_prefect(home: Path | None = None) -> Path:
     """Set Prefect's environment defaults; return the PREFECT_HOME in force."""
-    os.environ.setdefault("PREFECT_HOME", str(home or PROJECT_ROOT / ".prefect"))
+    os.environ.setdefault("PREFECT_HOME", str(home or project_path(".prefect")))
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
     return Path(os.environ["PREFECT_HOME"])

@@ -21,8 +21,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from schemas import TABLES
-from schemas.tasks import DIFFICULTY_BANDS
-from webgym import PROJECT_ROOT, warehouse
+from schemas.values import DIFFICULTY_BANDS
+from webgym import warehouse
+from webgym.config import project_path
 from webgym.lake import Lake
 
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
@@ -40,7 +41,7 @@ th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }
 
 def default_path(lake: Lake) -> Path:
     """reports/report.html beside a local lake (data/ -> reports/), under the project for a remote one."""
-    base = Path(lake.root).parent if lake.is_local else PROJECT_ROOT
+    base = Path(lake.root).parent if lake.is_local else project_path(".")
     return base / "reports" / "report.html"
 
 

@@ -14,13 +14,12 @@ import duckdb
 import pandas as pd
 
 from schemas import TABLES
-from schemas.judgments import JUDGE_PRIORITY
-from schemas.tasks import DIFFICULTY_BANDS
+from schemas.values import DIFFICULTY_BANDS, JUDGE_PRIORITY
 from webgym.lake import Lake
 
 
 def band_sql(column: str) -> str:
-    """SQL CASE mapping a difficulty column to its band, from schemas.tasks.DIFFICULTY_BANDS."""
+    """SQL CASE mapping a difficulty column to its band, from schemas.values.DIFFICULTY_BANDS."""
     arms = []
     for band, (low, high) in DIFFICULTY_BANDS.items():
         test = f"{column} >= {low}" + (f" AND {column} <= {high}" if high is not None else "")

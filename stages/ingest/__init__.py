@@ -2,7 +2,7 @@
 
 `seed_tasks_from_files` reads every record, converts it with the source's adapter and returns
 the new rows plus a report per file; a broken record is reported with file and line and the
-rest go on. Rows whose (source, source_id) is already in the lake are not added again.
+rest go on. Rows whose (source, source_id) the caller says exist already are not added again.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,6 @@ from stages.ingest.travelplanner import TRAVELPLANNER
 from stages.ingest.webarena import WEBARENA
 from stages.ingest.webgym import WEBGYM
 from stages.ingest.webvoyager import PAE, WEBVOYAGER
-from webgym.lake import Lake
 
 ADAPTERS: dict[str, Adapter] = {a.name: a for a in (
     INSTA, PAE, AGENTSYNTH, BROWSECOMP, TRAVELPLANNER, MIND2WEB_LIVE, ONLINE_MIND2WEB, DEEPSHOP, MIND2WEB2,
@@ -105,39 +105,38 @@ def files_by_source(paths: list[str], source: str = "auto") -> dict[str, list[st
     return groups
 
 
-def ingest_files(lake: Lake, paths: list[str], source: str = "auto",
-                 mapping: dict[str, str] | None = None) -> dict[str, IngestResult]:
-    """Read `paths` into the lake's seed_tasks (one part per adapter) and return each adapter's result;
-    records already in the lake count as present. IngestError when the request itself is wrong."""
-    existing = set(map(tuple, lake.read_table("seed_tasks", columns=["source", "source_id"]).itertuples(index=False)))
-    results = {}
-    for name, files in files_by_source(paths, source).items():
-        results[name] = seed_tasks_from_files(name, files, existing, mapping)
-        lake.write_table("seed_tasks", results[name].rows, run_id=f"ingest-{name}")
-    return results
-
-
 def seed_tasks_from_files(source: str, paths: list[str], existing: set[tuple[str, str]] | None = None,
                           mapping: dict[str, str] | None = None,
                           now: dt.datetime | None = None) -> IngestResult:
-    """One row per new seed task read from `paths` with the `source` adapter, plus a report per file.
+    """One row per new seed task read from `paths` with the `source` adapter, plus a report per file
+    (`seed_tasks_from_records` over each task file's records). IngestError when the request itself is
+    wrong (the adapter cannot prepare the files: a missing answer file, a bad mapping)."""
+    adapter = adapter_for(source)
+    try:
+        task_files, context = adapter.prepare([str(p) for p in paths], mapping or {})
+    except (ValueError, OSError) as error:
+        raise IngestError(str(error)) from None
+    return seed_tasks_from_records(source, {path: read_records(path) for path in task_files}, existing, context, now)
+
+
+def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadRecord]],
+                            existing: set[tuple[str, str]] | None = None, context: Any = None,
+                            now: dt.datetime | None = None) -> IngestResult:
+    """One row per new seed task among the records of `files` (name -> records as read), converted by
+    the `source` adapter with its `context`, plus a report per file.
 
     `existing` holds (source, source_id) keys already in the lake; records with those keys count
     as present. A repeated id in the batch is present when its text is the same, bad otherwise.
     """
     adapter = adapter_for(source)
     now = now or dt.datetime.now(dt.UTC)
-    try:
-        task_files, context = adapter.prepare([str(p) for p in paths], mapping or {})
-    except (ValueError, OSError) as error:
-        raise IngestError(str(error)) from None
     seen: dict[str, tuple[str, str]] = {}  # source_id -> (text, where)
     rows: list[dict[str, Any]] = []
     reports = []
-    for path in task_files:
+    for path, records in files.items():
         report = FileReport(path, source)
         reports.append(report)
-        for item in read_records(path):
+        for item in records:
             if isinstance(item, BadRecord):
                 if item.line is not None:  # a record; None means the whole file failed
                     report.read += 1

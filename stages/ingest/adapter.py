@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,26 +42,6 @@ class Adapter:
     prepare: Callable[[list[str], dict[str, str]], tuple[list[str], Any]] = field(default=_no_context)
 
 
-_PLACEHOLDER = re.compile(r"^(__[A-Z0-9_]+__)")
-
-
-def website_of(value: Any) -> str | None:
-    """Host name of a URL or bare domain, lower-cased, without port or a leading 'www.'.
-
-    WebArena's placeholder hosts (`__SHOPPING__/...`) are kept as the token itself, so the split
-    still sees one website per placeholder.
-    """
-    if not isinstance(value, str) or not value.strip():
-        return None
-    value = value.strip()
-    placeholder = _PLACEHOLDER.match(value)
-    if placeholder:
-        return placeholder.group(1)
-    parts = urllib.parse.urlsplit(value if "//" in value else f"//{value}")
-    host = (parts.hostname or "").rstrip(".")
-    if "." not in host and host != "localhost":
-        return None
-    return host.removeprefix("www.")
 
 
 def text_field(record: dict, *keys: str) -> str:

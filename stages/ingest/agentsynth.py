@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.ingest.adapter import Adapter, RecordError, Where, text_field, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, RecordError, Where, text_field
 
 
 def agentsynth_task(record: dict, where: Where, context: Any) -> dict[str, Any]:

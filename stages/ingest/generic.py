@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.ingest.adapter import Adapter, RecordError, Where, as_json, optional_text, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, RecordError, Where, as_json, optional_text
 
 FIELDS = ("id", "text", "website", "start_url", "reference_answer", "domain", "subdomain", "difficulty",
           "evaluation")

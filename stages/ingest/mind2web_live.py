@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.ingest.adapter import Adapter, Where, as_json, id_field, text_field, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, Where, as_json, id_field, text_field
 
 
 def _first_host(evaluation: Any) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.ingest.adapter import Adapter, Where, id_field, optional_text, text_field, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, Where, id_field, optional_text, text_field
 
 
 def online_mind2web_task(record: dict, where: Where, context: Any) -> dict[str, Any]:

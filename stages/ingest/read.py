@@ -101,7 +101,7 @@ def read_records(path: str | Path) -> Iterator[Record | BadRecord]:
 
 
 def _parquet(name: str) -> Iterator[Record]:
-    for index, row in enumerate(pq.read_table(name).to_pylist()):
+    for index, row in enumerate(pq.ParquetFile(name).read().to_pylist()):
         yield Record(name, index, row)
 
 

@@ -9,7 +9,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from schemas.rubric import Rubric
-from stages.ingest.adapter import Adapter, RecordError, Where, optional_text, text_field, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, RecordError, Where, optional_text, text_field
 
 
 def synthetic_task(record: dict, where: Where, context: Any) -> dict[str, Any]:

@@ -15,7 +15,8 @@ import json
 from typing import Any
 
 from schemas.rubric import FactGroup, Rubric
-from stages.ingest.adapter import Adapter, RecordError, Where, id_field, optional_text, text_field, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, RecordError, Where, id_field, optional_text, text_field
 
 
 def rubric_from_reference(value: Any) -> Rubric | None:

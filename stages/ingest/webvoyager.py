@@ -13,7 +13,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from stages.ingest.adapter import Adapter, RecordError, Where, as_json, id_field, text_field, website_of
+from schemas.values import website_of
+from stages.ingest.adapter import Adapter, RecordError, Where, as_json, id_field, text_field
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from schemas.judgments import JUDGE_PRIORITY
+from schemas.values import JUDGE_PRIORITY
 
 TRUE = {"1", "true", "yes", "y", "success"}
 FALSE = {"0", "false", "no", "n", "failure", "not success"}

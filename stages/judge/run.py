@@ -20,9 +20,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
-import pyarrow.dataset as ds
 
-from schemas.judgments import JUDGE_PRIORITY, Judgment
+from schemas.judgments import Judgment
+from schemas.values import JUDGE_PRIORITY
 from stages.judge.answers import reference_judgment
 from stages.judge.blocking import blocked, blocklist_rows
 from stages.judge.calls import JudgeCalls, JudgeError
@@ -36,7 +36,6 @@ from stages.judge.task_only import task_only_judgment
 from stages.judge.webjudge import PURPOSES as WEBJUDGE_PURPOSES
 from stages.judge.webjudge import webjudge_judgment
 from webgym.config import Config, ConfigError, JudgeConfig
-from webgym.lake import Lake
 from webgym.llm.client import LLM
 
 log = logging.getLogger(__name__)
@@ -92,13 +91,10 @@ def plan_judges(config: Config, names: list[str] | None = None) -> JudgePlan:
     if unknown:
         raise ConfigError(f"unknown judge(s) {unknown}; judges are {list(JUDGES)}")
 
-    def served(purpose: str) -> bool:
-        return bool(config.llm.endpoints.get(purpose) or config.llm.default)
-
     judges, skipped = [], {}
     for name in (n for n in JUDGE_PRIORITY if n in wanted):
-        missing = [p for p in JUDGES[name].purposes if not served(p)]
-        if name == "reference" and config.judge.reference_equivalence and not served("judge-equivalence"):
+        missing = [p for p in JUDGES[name].purposes if not config.llm.served(p)]
+        if name == "reference" and config.judge.reference_equivalence and not config.llm.served("judge-equivalence"):
             missing.append("judge-equivalence")
         if missing and names:
             raise ConfigError(f"judge {name!r} needs an LLM endpoint for {missing}: set llm.default or "
@@ -107,7 +103,7 @@ def plan_judges(config: Config, names: list[str] | None = None) -> JudgePlan:
             skipped[name] = f"no LLM endpoint for {', '.join(missing)}"
         else:
             judges.append(JUDGES[name])
-    blocking = config.judge.blocking and served("blocking")
+    blocking = config.judge.blocking and config.llm.served("blocking")
     purposes = [p for j in judges for p in j.purposes] + (["blocking"] if blocking else [])
     if config.judge.reference_equivalence and any(j.name == "reference" for j in judges):
         purposes.append("judge-equivalence")
@@ -172,53 +168,45 @@ def _frame(rows: list[Judgment]) -> pd.DataFrame:
     return pd.DataFrame([r.model_dump() for r in rows], columns=list(Judgment.model_fields))
 
 
-def judge_iteration(lake: Lake, config: Config, iteration: int, names: list[str] | None = None,
-                    rejudge: bool = False) -> JudgeSummary:
-    """Judge the trajectories of `iteration` into the judgments table (blocked websites into the
-    blocklist); `names` runs only those judges, LLM judges even where a rule already decided."""
-    plan = plan_judges(config, names)
-    summary = JudgeSummary(iteration, 0, skipped=plan.skipped)
-    llm = LLM(config.llm, lake, run_id=f"judge-{iteration}") if plan.purposes else None
-    try:
-        if llm:
-            llm.require(*plan.purposes)
-        with lake.stream(f"judge-{iteration}", batch_rows=config.lake.journal_batch_rows) as writer:
-            trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
-            ids = trajectories["trajectory_id"].tolist()
-            summary.trajectories = len(ids)
-            done: dict[str, dict[str, str]] = {}
-            for row in lake.read_table("judgments", columns=["trajectory_id", "judge", "status"],
-                                       filter=ds.field("trajectory_id").isin(ids)).itertuples(index=False):
-                done.setdefault(row.trajectory_id, {})[row.judge] = row.status
-            known_blocked = set(lake.read_table("blocklist", columns=["website"])["website"])
-            tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
-            steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=ds.field("trajectory_id").isin(ids))
-            found, summary.problems = episodes(trajectories, tasks, steps)
-            for problem in summary.problems:
-                log.warning("not judged: %s", problem)
+def judge_episodes(iteration: int, trajectories: pd.DataFrame, tasks: pd.DataFrame, steps: pd.DataFrame,
+                   judgments: pd.DataFrame, blocklist: pd.DataFrame, plan: JudgePlan, llm: LLM | None,
+                   config: JudgeConfig, emit: Callable[[dict[str, pd.DataFrame]], None], *, force_llm: bool = False,
+                   rejudge: bool = False) -> JudgeSummary:
+    """Judge the episodes of `iteration`: `trajectories`, with their task rows, their steps rows
+    (STEP_COLUMNS) and the judgments and blocklist rows they already have. Rule gates first, then the
+    plan's judges.
 
-            def write(episode: Episode | None, rows: list[Judgment]) -> None:
-                if not rows:
-                    return
-                frames = {"judgments": _frame(rows)}
-                blocklist = blocklist_rows(rows, episode, known_blocked) if episode else None
-                if blocklist is not None and not blocklist.empty:
-                    frames["blocklist"] = blocklist
-                writer.append(frames)
-                summary.add(rows)
+    Each trajectory's new judgments rows (and blocklist rows of websites it shows blocking) go to
+    `emit` as frames by table the moment it is judged, so a driver can journal them one by one; a
+    (trajectory, judge) pair that has a row is skipped unless `rejudge`. `force_llm` asks the LLM
+    judges even where a rule already decided (also when judge.llm_when_decided is set)."""
+    summary = JudgeSummary(iteration, len(trajectories), skipped=plan.skipped)
+    done: dict[str, dict[str, str]] = {}
+    for row in judgments[["trajectory_id", "judge", "status"]].itertuples(index=False):
+        done.setdefault(row.trajectory_id, {})[row.judge] = row.status
+    known_blocked = set(blocklist["website"])
+    found, summary.problems = episodes(trajectories, tasks, steps)
+    for problem in summary.problems:
+        log.warning("not judged: %s", problem)
 
-            episode_of = {e.trajectory_id: e for e in found}
-            gated = set()
-            for row in gate_judgments(trajectories, config.judge.format_error_reward).to_dict("records"):
-                gated.add(row["trajectory_id"])
-                if rejudge or "gate" not in done.get(row["trajectory_id"], {}):
-                    write(episode_of.get(row["trajectory_id"]), [Judgment.model_validate(row)])
-            asyncio.run(_judge_all([e for e in found if e.trajectory_id not in gated], plan, llm, config.judge,
-                                   done, bool(names), rejudge, write))
-    finally:
-        if llm:
-            llm.close()
-            summary.llm = str(llm.ledger.totals)
+    def write(episode: Episode | None, rows: list[Judgment]) -> None:
+        if not rows:
+            return
+        frames = {"judgments": _frame(rows)}
+        blocked_sites = blocklist_rows(rows, episode, known_blocked) if episode else None
+        if blocked_sites is not None and not blocked_sites.empty:
+            frames["blocklist"] = blocked_sites
+        emit(frames)
+        summary.add(rows)
+
+    episode_of = {e.trajectory_id: e for e in found}
+    gated = set()
+    for row in gate_judgments(trajectories, config.format_error_reward).to_dict("records"):
+        gated.add(row["trajectory_id"])
+        if rejudge or "gate" not in done.get(row["trajectory_id"], {}):
+            write(episode_of.get(row["trajectory_id"]), [Judgment.model_validate(row)])
+    asyncio.run(_judge_all([e for e in found if e.trajectory_id not in gated], plan, llm, config, done,
+                           force_llm or config.llm_when_decided, rejudge, write))
     return summary
 
 

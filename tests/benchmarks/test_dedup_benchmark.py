@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 
-from webgym import PROJECT_ROOT
+from tests.benchmarks import load_benchmark
 
-spec = importlib.util.spec_from_file_location("dedup_benchmark", PROJECT_ROOT / "benchmarks" / "dedup.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("dedup")
 
 
 def test_build_plants_duplicates_and_near_misses_of_base_tasks():

@@ -4,7 +4,6 @@ exact verifier confirms."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pandas as pd
@@ -12,13 +11,11 @@ import pytest
 
 from schemas.trajectories import Trajectory
 from stages.split import leaks
+from tests.benchmarks import load_benchmark
 from tests.conftest import NOW, rows
-from webgym import PROJECT_ROOT
 from webgym.sites.site import load_sites
 
-spec = importlib.util.spec_from_file_location("learning_curve", PROJECT_ROOT / "benchmarks" / "learning_curve.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_benchmark("learning_curve")
 
 
 @pytest.fixture(scope="module")

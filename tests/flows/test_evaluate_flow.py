@@ -33,8 +33,8 @@ def test_evaluate_records_one_row_per_held_out_episode_with_its_verdict(prefect_
 @pytest.mark.slow
 def test_evaluate_a_scorer_checkpoint_records_its_version(prefect_harness, tmp_path):
     from flows.evaluate import evaluate
-    from webgym.policies.scorer import init_scorer, save_scorer
-    from webgym.policies.scorer_config import ScorerConfig
+    from webgym.policies.scorer.checkpoint import init_scorer, save_scorer
+    from webgym.config import ScorerConfig
 
     lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a"], goals=2, test_sites=["mail-b"])
     scorer = init_scorer(ScorerConfig(seed=3))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from webgym import PROJECT_ROOT
-from webgym.cli import NIGHTLY_QUERIES
+from webgym.cli.nightly import NIGHTLY_QUERIES
 from webgym.lake import Lake
 
 

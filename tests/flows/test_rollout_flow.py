@@ -62,15 +62,13 @@ def test_killed_rollout_finishes_on_rerun_without_loss_or_duplicates(tmp_path):
 
 
 def test_a_chat_rollout_of_a_checkpoint_asks_the_endpoints_for_its_served_name(tmp_path):
-    from flows.rollout import rollout_config
-    from webgym.policies.settings import policy_overrides
+    from webgym.config import load_config, with_checkpoint
 
     profile = tmp_path / "chat.yaml"
     profile.write_text("extends: " + os.path.abspath("configs/local.yaml") + "\npolicy: {kind: chat}\nllm:\n"
                        "  endpoints:\n    policy: [{base_url: 'http://127.0.0.1:9/v1', model: base, timeout_s: 7}]\n")
-    base = rollout_config(str(profile), None)
-    evaluated = rollout_config(str(profile), None, **policy_overrides("chat", "/shared/models/it3-grpo/", True,
-                                                                      base.llm.endpoints["policy"]))
+    base = load_config(profile)
+    evaluated = with_checkpoint(base, "/shared/models/it3-grpo/", greedy=True)
     [endpoint] = evaluated.llm.endpoints["policy"]
     assert (endpoint.model, endpoint.timeout_s, endpoint.base_url) == ("it3-grpo", 7, "http://127.0.0.1:9/v1")
     assert evaluated.policy.sampling.temperature == 0.0

@@ -13,7 +13,7 @@ def test_train_flow_accepts_judged_steps_and_records_a_loadable_checkpoint(prefe
     from flows.judge import judge
     from flows.rollout import rollout
     from flows.train import train
-    from webgym.policies.scorer import load_scorer
+    from webgym.policies.scorer.checkpoint import load_scorer
 
     lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a"], goals=2, test_sites=["mail-b"])
     profile = tmp_path / "profile.yaml"

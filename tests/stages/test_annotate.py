@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
+from flows.build_taskset import annotate_seeds
 from schemas.seed_tasks import SeedTask
-from schemas.tasks import TAXONOMY
-from stages.annotate import (SOURCE_LABELS, Annotation, Site, annotate_lake, annotated_tasks, known_site,
+from schemas.tasks import TAXONOMY, task_id_for
+from stages.annotate import (SOURCE_LABELS, Annotation, Site, annotated_tasks, known_site,
                              site_in_text, taxonomy_labels)
-from stages.decompose import task_id_for
 from stages.ingest.webgym import rubric_from_reference
 from tests.conftest import NOW, rows
 from webgym.config import AnnotateConfig, Config, EndpointConfig, LakeConfig, LLMConfig
@@ -143,7 +143,7 @@ def test_an_answer_that_stays_invalid_or_a_failed_call_is_a_bad_record_and_the_r
     assert str(result.bad[0]).startswith("webvoyager/0: ")
 
 
-def test_annotate_lake_is_resumable_and_needs_an_endpoint_only_for_what_lacks_annotations(tmp_path, lake, server):
+def test_annotating_the_lake_is_resumable_and_needs_an_endpoint_only_for_what_lacks_annotations(tmp_path, lake, server):
     server.add(Reply.json(answer()), contains="lasagna")
     lake.write_table("seed_tasks", rows([
         seed("webvoyager", "a", "Find a vegetarian lasagna recipe"),
@@ -155,13 +155,13 @@ def test_annotate_lake_is_resumable_and_needs_an_endpoint_only_for_what_lacks_an
         "kind": "exact", "similarity": 1.0, "threshold": 0.9, "detected_at": NOW}]))
     offline = Config(lake=LakeConfig(data_dir=lake.root), llm=llm_config(tmp_path, None))
     with pytest.raises(NoEndpointError, match="purpose 'rubric'"):
-        annotate_lake(lake, offline)
+        annotate_seeds.fn(offline)
     assert lake.count("tasks") == 0  # it failed before any work
     config = offline.model_copy(update={"llm": llm_config(tmp_path, server)})
-    first = annotate_lake(lake, config)
+    first = annotate_seeds.fn(config)
     assert (first.pending, first.annotated, first.asked_llm, first.bad) == (2, 2, 1, [])
     assert sorted(lake.read_table("tasks")["source_id"]) == ["a", "shop-a/g1"]  # the duplicate never becomes a task
-    again = annotate_lake(lake, config)  # the LLM cache is off: only the lake can stop a second request
+    again = annotate_seeds.fn(config)  # the LLM cache is off: only the lake can stop a second request
     assert (again.pending, again.annotated) == (0, 0) and len(server.requests) == 1
     calls = lake.read_table("llm_calls")
     assert calls[["purpose", "prompt_name"]].values.tolist() == [["rubric", "annotate_task"]]  # ledgered

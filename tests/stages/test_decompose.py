@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from schemas.rubric import FactGroup, Rubric
-from schemas.tasks import SCHEMA, Task
-from stages.decompose import decomposed_tasks, decomposition_plan, task_id_for, template_text
+from schemas.tasks import SCHEMA, Task, task_id_for
+from stages.decompose import decomposed_tasks, decomposition_plan, template_text
 from tests.conftest import NOW, rubric
 from webgym.cli import app
 from webgym.config import DecomposeConfig

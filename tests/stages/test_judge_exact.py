@@ -9,9 +9,9 @@ import socket
 
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
-from stages.judge.run import judge_iteration
+from flows.judge import judge_iteration
 from tests.conftest import NOW, rows
-from tests.sites.conftest import in_chromium, mini  # noqa: F401 (fixture)
+from tests.webgym.sites.conftest import in_chromium, mini  # noqa: F401 (fixture)
 from webgym import quality
 from webgym.browser import VIEWPORT
 from webgym.config import Config, LakeConfig
@@ -67,7 +67,7 @@ def test_oracle_and_noisy_episodes_get_exact_verdicts_after_the_server_stopped(l
                    horizon=20, n_steps=len(steps), termination="answered", answer=played[name][1],
                    final_state=played[name][0], started_at=NOW, ended_at=NOW + dt.timedelta(seconds=5))
         for name, (goal_id, steps) in runs.items()))
-    summary = judge_iteration(lake, Config(lake=LakeConfig(data_dir=lake.root)), iteration=3)
+    summary = judge_iteration.fn(Config(lake=LakeConfig(data_dir=lake.root)), iteration=3)
 
     assert summary.outcomes == {("exact", "success"): 2, ("exact", "failure"): 2}
     assert summary.skipped == {"rubric": "no LLM endpoint for judge-keypoints, judge-hallucination, judge-facts"}
@@ -89,7 +89,7 @@ def test_a_missing_final_state_is_not_evaluable_never_a_success(lake, mini):
     lake.write_table("trajectories", rows([Trajectory(
         trajectory_id="lost", task_id="g", iteration=0, policy="oracle", policy_version="bfs", horizon=20, n_steps=7,
         termination="answered", answer="Done.", final_state=None, started_at=NOW, ended_at=NOW)]))
-    judge_iteration(lake, Config(lake=LakeConfig(data_dir=lake.root)), iteration=0)
+    judge_iteration.fn(Config(lake=LakeConfig(data_dir=lake.root)), iteration=0)
     (row,) = lake.read_table("judgments").to_dict("records")
     assert (row["judge"], row["status"], row["success"], row["reward"]) == ("exact", "not_evaluable", False, 0.0)
     assert "no final state" in row["groups"][0]["facts"][0]["rationale"]

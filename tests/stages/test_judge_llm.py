@@ -14,7 +14,8 @@ from PIL import Image
 from schemas.steps import Action, Step
 from stages.judge.episode import Screenshot
 from stages.judge.rubric import distinct, within_budget
-from stages.judge.run import judge_iteration, plan_judges
+from flows.judge import judge_iteration
+from stages.judge.run import plan_judges
 from tests.conftest import rows, tasks_frame, trajectories_frame
 from webgym import quality, warehouse
 from webgym.config import Config, ConfigError, EndpointConfig, JudgeConfig, LakeConfig, LLMConfig, ModelPrice
@@ -85,7 +86,7 @@ def purposes(server: ScriptedServer) -> list[str]:
 def test_rubric_judge_passes_when_every_fact_holds_and_records_model_prompts_and_cost(lake, tmp_path, server):
     seed(lake)
     script(server)
-    summary = judge_iteration(lake, make_config(lake, tmp_path, server), iteration=0)
+    summary = judge_iteration.fn(make_config(lake, tmp_path, server), iteration=0)
     assert summary.outcomes[("rubric", "success")] == 3
     row = judgments(lake)["r0"]
     assert row["success"] and row["reward"] == 1.0 and row["status"] == "judged" and not row["blocked"]
@@ -103,7 +104,7 @@ def test_rubric_judge_passes_when_every_fact_holds_and_records_model_prompts_and
 def test_one_false_fact_fails_the_trajectory_and_is_marked(lake, tmp_path, server):
     seed(lake)
     script(server, false_facts=("fact 1.1",))
-    judge_iteration(lake, make_config(lake, tmp_path, server), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server), iteration=0)
     row = judgments(lake)["r0"]
     assert not row["success"] and row["reward"] == 0.0 and row["status"] == "judged"
     assert [g["success"] for g in row["groups"]] == [True, False]
@@ -116,7 +117,7 @@ def test_one_false_fact_fails_the_trajectory_and_is_marked(lake, tmp_path, serve
 def test_a_hallucinated_answer_fails_before_any_fact_is_asked(lake, tmp_path, server):
     seed(lake)
     script(server, grounded=False)
-    judge_iteration(lake, make_config(lake, tmp_path, server, blocking=False), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server, blocking=False), iteration=0)
     row = judgments(lake)["r2"]
     assert not row["success"] and row["rationale"].startswith("criterion B failed")
     assert {f["success"] for g in row["groups"] for f in g["facts"]} == {None}
@@ -126,7 +127,7 @@ def test_a_hallucinated_answer_fails_before_any_fact_is_asked(lake, tmp_path, se
 def test_a_blocked_page_is_flagged_and_its_website_blocklisted_once(lake, tmp_path, server):
     seed(lake)
     script(server, false_facts=("fact 0.0", "fact 1.0"), blocked=True)
-    summary = judge_iteration(lake, make_config(lake, tmp_path, server), iteration=0)
+    summary = judge_iteration.fn(make_config(lake, tmp_path, server), iteration=0)
     rows_ = judgments(lake)
     assert rows_["r0"]["blocked"] and rows_["r1"]["blocked"] and "CAPTCHA" in rows_["r0"]["rationale"]
     assert summary.blocked == 3
@@ -145,7 +146,7 @@ def test_malformed_output_is_retried_and_truncated_output_becomes_an_error_never
     server.add(Reply(text="SUCCESS, clearly"), purpose="judge-facts", when=about("Archive the newsletter"),
                times=1)  # malformed once, then valid
     script(server)
-    judge_iteration(lake, make_config(lake, tmp_path, server, blocking=False), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server, blocking=False), iteration=0)
     rows_ = judgments(lake)
     assert rows_["r0"]["status"] == "error" and not rows_["r0"]["success"] and rows_["r0"]["reward"] == 0.0
     assert rows_["r0"]["rationale"].startswith("judge-facts: no valid Verdict after 3 answer(s)")
@@ -161,7 +162,7 @@ def test_a_verdict_missing_or_an_endpoint_failing_is_an_error(lake, tmp_path, se
     server.add(Reply.json({"reasoning": "looks fine"}), purpose="judge-hallucination", when=about("Buy the red mug"))
     server.add(Reply.http_error(500), purpose="judge-hallucination", when=about("Find the red mug"))
     script(server)
-    judge_iteration(lake, make_config(lake, tmp_path, server), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server), iteration=0)
     rows_ = judgments(lake)
     assert rows_["r0"]["status"] == "error" and "verdict" in rows_["r0"]["rationale"]
     assert rows_["r1"]["status"] == "error" and "500" in rows_["r1"]["rationale"]
@@ -172,11 +173,11 @@ def test_a_rerun_skips_judged_pairs_and_a_rejudge_adds_rows_from_the_cache(lake,
     seed(lake)
     script(server)
     config = make_config(lake, tmp_path, server)
-    judge_iteration(lake, config, iteration=0)
+    judge_iteration.fn(config, iteration=0)
     sent, first = len(server.requests), lake.read_table("judgments")
-    again = judge_iteration(lake, config, iteration=0)
+    again = judge_iteration.fn(config, iteration=0)
     assert len(server.requests) == sent and lake.count("judgments") == 3 and not again.outcomes
-    judge_iteration(lake, config, iteration=0, rejudge=True)
+    judge_iteration.fn(config, iteration=0, rejudge=True)
     assert len(server.requests) == sent  # every answer came from the cache
     after = lake.read_table("judgments")
     assert len(after) == 6 and set(first["judgment_id"]) < set(after["judgment_id"])
@@ -190,7 +191,7 @@ def test_gated_trajectories_spend_no_llm_call(lake, tmp_path, server):
     trajectories.loc[1, ["termination", "answer"]] = ["blocked", None]
     seed(lake, trajectories)
     script(server)
-    judge_iteration(lake, make_config(lake, tmp_path, server, format_error_reward=-0.5), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server, format_error_reward=-0.5), iteration=0)
     gates = judgments(lake, "gate")
     assert set(gates) == {"r0", "r1"} and gates["r1"]["blocked"] and not gates["r0"]["blocked"]
     assert set(judgments(lake)) == {"r2"}
@@ -205,7 +206,7 @@ def test_key_screenshots_keep_the_last_one_and_the_latest_chosen_within_the_budg
                contains="step 1 of 4")
     server.add(Reply.json({"reasoning": "nothing here", "keep": False}), purpose="judge-keypoints")
     script(server)
-    judge_iteration(lake, make_config(lake, tmp_path, server, image_budget=2), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server, image_budget=2), iteration=0)
     keypoint_shots = [r.images for r in server.requests if r.purpose == "judge-keypoints"]
     urls = {color: data_url(png(color)) for color in COLORS}
     assert sorted(map(tuple, keypoint_shots)) == sorted([(urls["red"],), (urls["green"],), (urls["blue"],)])
@@ -230,8 +231,8 @@ def test_webjudge_and_the_task_only_judge(lake, tmp_path, server):
     server.add(Reply.json({"reasoning": "nothing was bought", "verdict": "NOT SUCCESS"}), purpose="judge-verdict")
     server.add(Reply.json({"reasoning": "no", "blocked": False}), purpose="blocking")
     config = make_config(lake, tmp_path, server, image_budget=2)
-    judge_iteration(lake, config, iteration=0, names=["webjudge"])
-    judge_iteration(lake, config, iteration=0, names=["task_only"])
+    judge_iteration.fn(config, iteration=0, judges=["webjudge"])
+    judge_iteration.fn(config, iteration=0, judges=["task_only"])
     web, task_only = judgments(lake, "webjudge")["r0"], judgments(lake, "task_only")["r0"]
     assert web["success"] and "Buy the red mug; Pay" in web["rationale"] and "kept 1 of 4" in web["rationale"]
     assert web["prompt_version"].startswith("judge_webjudge_keypoints@1")
@@ -250,11 +251,11 @@ def test_reference_answers_decide_without_llm_calls_unless_a_judge_is_named(lake
     seed(lake, trajectories.iloc[:1], tasks)
     script(server)
     config = make_config(lake, tmp_path, server)
-    judge_iteration(lake, config, iteration=0)
+    judge_iteration.fn(config, iteration=0)
     reference = judgments(lake, "reference")["r0"]
     assert reference["success"] and reference["groups"][0]["facts"][0]["fact"] == "answer matches '42'"
     assert server.requests == [] and judgments(lake) == {}
-    judge_iteration(lake, config, iteration=0, names=["rubric"])
+    judge_iteration.fn(config, iteration=0, judges=["rubric"])
     assert judgments(lake)["r0"]["success"]
     verdict = warehouse.query(lake, "SELECT judge FROM verdicts")["judge"].tolist()
     assert verdict == ["reference"]
@@ -271,7 +272,7 @@ def test_reference_equivalence_asks_the_llm_only_when_text_does_not_match(lake, 
     seed(lake, trajectories, tasks)
     server.add(Reply.json({"reasoning": "same number", "equivalent": True}), purpose="judge-equivalence")
     script(server)
-    judge_iteration(lake, make_config(lake, tmp_path, server, reference_equivalence=True), iteration=0)
+    judge_iteration.fn(make_config(lake, tmp_path, server, reference_equivalence=True), iteration=0)
     rows_ = judgments(lake, "reference")
     assert rows_["r0"]["success"] and rows_["r0"]["groups"][0]["facts"][0]["rationale"] == "LLM equivalence"
     assert rows_["r1"]["success"] and rows_["r1"]["groups"][0]["facts"][0]["rationale"] == "exact match"

@@ -8,44 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Literal
 
 from playwright.async_api import Browser, BrowserContext, Response
-from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.steps import Action, Element
+from webgym.config import EnvConfig
 from webgym.env.actions import Browsing, execute
 from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
 from webgym.env.observe import Observation, draw_marks, interactive_elements, page_text, screenshot
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
 log = logging.getLogger(__name__)
-
-
-class EnvConfig(BaseModel):
-    """Browser environment settings (the `env` block of a profile)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    viewport_width: int = Field(default=1280, ge=200, description="Viewport width in CSS pixels.")
-    viewport_height: int = Field(default=720, ge=200, description="Viewport height in CSS pixels.")
-    device_scale_factor: float = Field(default=1.0, gt=0, description="Device pixel ratio of screenshots.")
-    observation: Literal["coordinates", "set_of_marks"] = Field(
-        default="coordinates", description="Plain screenshot, or screenshot with numbered interactive elements.")
-    normalized_coordinates: bool = Field(
-        default=False, description="Agent coordinates are 0-1000 of the viewport (Qwen3-VL) instead of pixels.")
-    navigation_timeout_s: float = Field(default=15.0, gt=0, description="Limit for one page load.")
-    action_timeout_s: float = Field(default=10.0, gt=0, description="Limit for one tool call.")
-    screenshot_timeout_s: float = Field(default=10.0, gt=0, description="Limit for one screenshot.")
-    navigation_retries: int = Field(default=2, ge=0, description="Extra tries of the initial navigation.")
-    allow_public_web: bool = Field(
-        default=False, description="Let agents reach public hosts besides the synthetic sites (real-web runs).")
-    browser_endpoint: str | None = Field(
-        default=None, description="ws:// URL of a Playwright browser server (`playwright run-server`) to run "
-                                  "episodes on instead of a local Chromium (scale-out); null: launch locally.")
-    allowed_hosts: list[str] = Field(
-        default_factory=list, description="Hosts (or host:port) allowed even on private addresses, e.g. self-hosted "
-                                          "WebArena sites; still vetted request by request.")
 
 
 class NavigationFailed(Exception):

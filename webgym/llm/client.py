@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -246,7 +247,7 @@ class LLM:
 
     def __init__(self, config: LLMConfig, lake: Lake, run_id: str = "llm") -> None:
         self.config, self.lake = config, lake
-        self.cache = ResponseCache(config.cache_path())
+        self.cache = ResponseCache(Path(config.cache_dir))
         self.ledger = Ledger(lake, run_id, config.ledger_flush_rows)
         self._pools: dict[str, EndpointPool] = {}
         self._pools_lock = threading.Lock()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,13 +22,11 @@ from transformers.models.qwen2_5_vl.processing_qwen2_5_vl import Qwen2_5_VLProce
 from transformers.models.qwen2_vl.processing_qwen2_vl import Qwen2VLProcessor
 from transformers.models.qwen3_vl.processing_qwen3_vl import Qwen3VLProcessor
 
+from webgym.checkpoints import CheckpointError, new_checkpoint_dir
+
 REQUIRED_FILES = ("config.json", "preprocessor_config.json", "tokenizer_config.json")
 VIDEO_CONFIG = "video_preprocessor_config.json"
 LEGACY_TEMPLATE = "chat_template.json"
-
-
-class CheckpointError(ValueError):
-    """A checkpoint directory is missing, incomplete or of an unsupported class; the message names the path."""
 
 
 class _ImagesOnly:
@@ -144,19 +141,11 @@ def save_vlm(vlm: VLM, path: str | Path, state_dict: dict[str, torch.Tensor] | N
     `state_dict` replaces the model's own weights (gathered ZeRO-3 shards, a bf16 copy).
     """
     path = Path(path).expanduser().resolve()
-    if path.exists():
-        raise CheckpointError(f"checkpoint {path} already exists; save to a new directory")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
+    with new_checkpoint_dir(path) as staging:
         vlm.model.save_pretrained(staging, state_dict=state_dict)
         vlm.tokenizer.save_pretrained(staging)
         vlm.processor.image_processor.save_pretrained(staging)
         _write_serving_configs(vlm, staging)
-        staging.rename(path)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return path
 
 

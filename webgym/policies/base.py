@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import pandas as pd
 from playwright.async_api import Page
 
 from schemas.steps import Action
@@ -27,6 +28,14 @@ class TaskSpec:
     difficulty: int | None = None
     rubric: dict | None = None
     """The task's rubric (fact groups, with exact checks for synthetic sites)."""
+
+
+def task_specs(tasks: pd.DataFrame) -> list[TaskSpec]:
+    """TaskSpecs from rows of the tasks table."""
+    return [TaskSpec(r.task_id, r.text, r.start_url, r.website,
+                     int(r.difficulty) if pd.notna(r.difficulty) else None,
+                     r.rubric if isinstance(r.rubric, dict) else None)
+            for r in tasks.itertuples(index=False)]
 
 
 def feedback_text(executed: list[Action], parse_error: str | None) -> str:

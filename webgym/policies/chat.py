@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from webgym.config import ContextConfig, SamplingConfig
 from webgym.llm.client import LLM, ChatResult, LLMCallError
 from webgym.llm.prompts import load_prompt
 from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
 from webgym.policies.context import build_messages, prompt_version
 from webgym.policies.parse import parse_response
-from webgym.policies.settings import ContextConfig, SamplingConfig
 
 
 def _openai_messages(llm: LLM, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from webgym.config import ContextConfig
 from webgym.env.actions import tool_docs
 from webgym.env.observe import Observation
 from webgym.llm.prompts import Prompt, load_prompt
 from webgym.policies.base import PolicyInput
-from webgym.policies.settings import ContextConfig
 
 Message = dict[str, Any]
 

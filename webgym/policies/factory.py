@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 
+from webgym.config import PolicyConfig
 from webgym.lake import Lake
 from webgym.policies.base import Policy
-from webgym.policies.settings import PolicyConfig
 from webgym.sites.site import Site
 
 if TYPE_CHECKING:
@@ -47,10 +47,12 @@ def _local(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Si
 
 @contextmanager
 def _scorer(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
-    from webgym.policies.scorer import ScorerPolicy, TextEmbeddings, open_scorer
+    from webgym.policies.scorer.checkpoint import open_scorer
+    from webgym.policies.scorer.embeddings import TextEmbeddings
+    from webgym.policies.scorer.policy import ScorerPolicy
 
     settings = config.scorer
-    policy = ScorerPolicy(open_scorer(settings), TextEmbeddings(cache_dir=settings.embedding_cache_path()),
+    policy = ScorerPolicy(open_scorer(settings), TextEmbeddings(cache_dir=settings.embedding_cache),
                           temperature=settings.temperature, greedy=settings.greedy, seed=settings.seed)
     try:
         yield policy

@@ -16,13 +16,13 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
+from webgym.config import ContextConfig, SamplingConfig
 from webgym.models.checkpoint import load_vlm
 from webgym.models.generate import Generation, generate
 from webgym.models.inputs import InputError, Message
 from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
 from webgym.policies.context import build_messages, prompt_version
 from webgym.policies.parse import parse_response
-from webgym.policies.settings import ContextConfig, SamplingConfig
 
 
 class LocalPolicyConfig(BaseModel):

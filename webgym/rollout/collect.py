@@ -11,13 +11,10 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
 
 from playwright.async_api import Browser
-from pydantic import BaseModel, ConfigDict, Field
 
-from schemas.tasks import HORIZONS, difficulty_band
-from webgym.env.episode import EnvConfig
+from webgym.config import EnvConfig, RolloutConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
 from webgym.policies.base import Policy, TaskSpec
@@ -28,41 +25,6 @@ from webgym.rollout.ops import OPS, OpQueues
 from webgym.rollout.record import episode_frames
 
 log = logging.getLogger(__name__)
-
-
-class RolloutConfig(BaseModel):
-    """Rollout engine settings (the `rollout` block of a profile)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    engine: Literal["async", "sync"] = Field(default="async", description="async engine, or the synchronous baseline.")
-    concurrency: int = Field(default=8, ge=1, description="Episodes in flight (one browser context each).")
-    group_size: int = Field(default=1, ge=1, description="Independent episodes per task (GRPO groups).")
-    horizons: dict[str, int] = Field(
-        default_factory=lambda: dict(HORIZONS),
-        description="Step limit per difficulty band (default WebGym's shortened horizons 10/20/30).")
-    default_horizon: int = Field(default=20, ge=1, description="Step limit of tasks without a difficulty.")
-    queues: dict[str, int] = Field(
-        default={"navigate": 4, "screenshot": 4, "execute": 4, "policy": 64},
-        description="Slots per operation queue (navigate, screenshot, execute, policy).")
-    env_retries: int = Field(default=2, ge=0, description="Fresh-context retries of an episode after an environment failure.")
-    max_parse_errors: int = Field(default=3, ge=1, description="Consecutive unparseable responses that end an episode.")
-    episode_timeout_s: float = Field(default=900.0, gt=0, description="Wall-time limit of one episode.")
-    straggler_fraction: float = Field(
-        default=1.0, gt=0, le=1, description="End the iteration once this fraction of episodes is done; the rest are cut.")
-    commit_every: int = Field(default=16, ge=1, description="Trajectories per committed Parquet part (all are journaled at once).")
-    shards: int = Field(default=1, ge=1, description="Parts the episodes are split into, one task-runner task each.")
-    task_runner: Literal["threads", "dask", "ray"] = Field(
-        default="threads", description="Where shards run: threads here, or Dask / Ray workers (scale-out).")
-    workers: int = Field(default=1, ge=1, description="Task-runner workers (threads, or local Dask processes).")
-    cluster_address: str | None = Field(
-        default=None, description="Address of an existing Dask scheduler or Ray cluster; null starts a local one.")
-
-    def horizon(self, difficulty: int | None) -> int:
-        return self.horizons[difficulty_band(difficulty)] if difficulty else self.default_horizon
-
-    def limits(self) -> RolloutLimits:
-        return RolloutLimits(self.env_retries, self.max_parse_errors, self.episode_timeout_s)
 
 
 def episode_specs(tasks: list[TaskSpec], iteration: int, config: RolloutConfig, run_key: str) -> list[EpisodeSpec]:
@@ -107,7 +69,7 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
     blocked = set(lake.read_table("blocklist", columns=["website"])["website"])
     summary = RolloutSummary(skipped=len(specs) - len(todo))
     ops = OpQueues(config.queues)
-    limits = config.limits()
+    limits = RolloutLimits(config.env_retries, config.max_parse_errors, config.episode_timeout_s)
 
     def new_run(spec: EpisodeSpec) -> EpisodeRun:
         return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state)

@@ -12,12 +12,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Browser
 
 from schemas.steps import Action, Latency
-from webgym.env.episode import EnvConfig, Episode, NavigationFailed
+from webgym.config import EnvConfig
+from webgym.env.episode import Episode, NavigationFailed
 from webgym.env.observe import Observation
 from webgym.env.safety import UrlPolicy
 from webgym.policies.base import Policy, PolicyError, PolicyInput, PolicyOutput, Privileged, TaskSpec, Turn
@@ -38,6 +40,13 @@ class EpisodeSpec:
     iteration: int
     trajectory_id: str
     group_id: str | None = None
+
+
+def run_key_for(iteration: int, split: str, policy: str, checkpoint: str | None = None, draw: int = 0) -> str:
+    """The name of one rollout of an iteration (e.g. `it3-train-scorer-<checkpoint>`), from which its
+    trajectory ids derive: the same rollout run again finds the episodes it already finished."""
+    return (f"it{iteration}-{split}-{policy}" + (f"-{Path(checkpoint).name}" if checkpoint else "")
+            + (f"-d{draw}" if draw else ""))
 
 
 def trajectory_id_for(run_key: str, task_id: str, sample: int) -> str:

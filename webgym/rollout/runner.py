@@ -9,19 +9,21 @@ A shard is self-contained, so the flow can run shards in threads, Dask or Ray wo
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import pandas as pd
 from playwright.async_api import async_playwright
 
-from webgym import PROJECT_ROOT
 from webgym.browser import connect_browser, launch_browser
-from webgym.config import Config
+from webgym.config import Config, SitesConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
-from webgym.policies.base import TaskSpec
+from webgym.policies.base import TaskSpec, task_specs
 from webgym.policies.factory import open_policy
 from webgym.rollout.collect import RolloutSummary, collect, episode_specs
 from webgym.rollout.episode_run import EpisodeResult
@@ -31,14 +33,6 @@ from webgym.sites.site import Site, load_sites
 from webgym.sites.verify import verify
 
 log = logging.getLogger(__name__)
-
-
-def task_specs(tasks: pd.DataFrame) -> list[TaskSpec]:
-    """TaskSpecs from rows of the tasks table."""
-    return [TaskSpec(r.task_id, r.text, r.start_url, r.website,
-                     int(r.difficulty) if pd.notna(r.difficulty) else None,
-                     r.rubric if isinstance(r.rubric, dict) else None)
-            for r in tasks.itertuples(index=False)]
 
 
 @dataclass
@@ -73,19 +67,26 @@ class Progress:
                 f"{self.steps / elapsed:.2f} steps/s{success}")
 
 
-def _sites_for(tasks: list[TaskSpec], config: Config) -> dict[str, Site]:
+@functools.cache
+def _compiled_sites(specs_dir: str, max_states: int, cache_dir: str | None) -> Mapping[str, Site]:
+    """Every site of a specs directory, compiled once per worker process: the shards a process runs
+    share them (a Site is read-only once built, apart from its memo of oracle paths)."""
+    return MappingProxyType(load_sites(specs_dir, max_states=max_states, cache_dir=cache_dir))
+
+
+def _sites_for(tasks: list[TaskSpec], config: SitesConfig) -> dict[str, Site]:
     hosts = {t.website for t in tasks}
-    sites = load_sites(PROJECT_ROOT / config.sites.specs_dir, max_states=config.sites.max_states)
+    sites = _compiled_sites(config.specs_dir, config.max_states, config.cache_dir)
     return {name: site for name, site in sites.items() if site.spec.hostname in hosts}
 
 
 async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str,
                         shard: int = 0) -> RolloutSummary:
     """Roll out every task of `tasks` (group_size episodes each) not yet in the lake."""
-    lake = Lake(config.data_root())
+    lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
     specs = episode_specs(task_list, iteration, config.rollout, run_key)
-    sites = _sites_for(task_list, config)
+    sites = _sites_for(task_list, config.sites)
     progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None

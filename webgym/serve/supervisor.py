@@ -22,7 +22,6 @@ from pathlib import Path
 import httpx
 import psutil
 
-from webgym import PROJECT_ROOT
 from webgym.config import ConfigError, ServeConfig
 
 STATE_FILE = "server.json"
@@ -54,16 +53,8 @@ class ServerState:
     started_at: str
 
 
-def served_name(checkpoint: str) -> str:
-    """The default model name: the checkpoint directory's name (e.g. `it-3` for models/it-3/)."""
-    name = Path(checkpoint.rstrip("/")).name
-    if not name:
-        raise ConfigError(f"checkpoint {checkpoint!r} has no directory name to serve it under: pass a served model name")
-    return name
-
-
 def state_dir(config: ServeConfig) -> Path:
-    return (PROJECT_ROOT / config.state_dir).resolve()
+    return Path(config.state_dir)
 
 
 def base_url(config: ServeConfig) -> str:

@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from webgym.sites.expr import SpecError
-from webgym.sites.spec import SiteSpec, parse_site
+from webgym.sites.spec import SiteSpec, validated_spec
 
 CONDS = {"eq", "neq", "not_null", "length_gt", "in", "gt", "lt", "gte", "lte", "exists", "oneof"}
 APPEND_EXPR = re.compile(r"^\s*append\(\s*\$\.([\w.]+)\s*,\s*(.+)\)\s*$", re.S)
@@ -153,7 +153,7 @@ def from_autowebworld(raw: dict[str, Any], source: str, name: str | None = None)
     spec = {"name": name, "hostname": f"{name}.test", "title": _words(str(meta.get("app") or name).replace("-", "_")),
             "domain": "imported", "graph": name, "start_page": meta["initial_page_id"],
             "state": variables, "pages": pages, "actions": actions, "goals": goals}
-    return parse_site(spec, source)
+    return validated_spec(spec, source)
 
 
 def _action(action: dict, page: str, page_ids: list[str], schema_of: dict[str, set[str]],

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from webgym import PROJECT_ROOT
+from webgym.config import SitesConfig
 from webgym.sites.machine import Rejected, Step
 from webgym.sites.search import Path as StatePath
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from webgym.sites.expr import Compiled
     from webgym.sites.machine import Machine
 
-CACHE_DIR = PROJECT_ROOT / ".cache" / "sites"
-"""Where the sites keep their oracle paths unless told otherwise (git-ignored)."""
+CACHE_DIR = Path(SitesConfig().cache_dir)
+"""Where the sites keep their oracle paths unless told otherwise: the profile's default (git-ignored)."""
 
 ENGINE_FILES = ("expr.py", "machine.py", "search.py")
 """The code a path depends on: the expression language, the state machine and the search."""

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas.rubric import Rubric
-from schemas.tasks import difficulty_band
+from schemas.values import HORIZONS, difficulty_band
 from webgym.sites.expr import SpecError
 from webgym.sites.machine import Machine
 from webgym.sites.oracle import Plan, plan, rubric_checks
 from webgym.sites.pathcache import CACHE_DIR, PathCache
 from webgym.sites.search import SearchLimit
-from webgym.sites.spec import SPECS_DIR, SiteSpec, load_site, spec_files
-from schemas.tasks import HORIZONS
+from webgym.sites.spec import SPECS_DIR, SiteSpec
+from webgym.sites.specfiles import load_site, spec_files
 from webgym.sites.tasks import goal_rubric
 
 ROW_BLOCKS = ("list", "items")

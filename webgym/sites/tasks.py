@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schemas.rubric import FactGroup, Rubric
-from schemas.tasks import HORIZONS, difficulty_band
+from schemas.values import HORIZONS, difficulty_band
 from webgym.sites.expr import Compiler, Record, SpecError
 
 if TYPE_CHECKING:
@@ -192,11 +192,16 @@ def task_record(site: Site, goal: GoalSpec, rephrase: Rephrase | None = None) ->
     }
 
 
+def task_records(sites: list[Site], rephrase: Rephrase | None = None) -> list[dict[str, Any]]:
+    """Every goal of every site as the record the `synthetic` ingest adapter reads."""
+    return [task_record(site, goal, rephrase) for site in sites for goal in site.spec.goals]
+
+
 def export_tasks(sites: list[Site], path: str | Path, rephrase: Rephrase | None = None) -> int:
     """Write every goal of every site as one JSON line; return the number of lines."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    records = [task_record(site, goal, rephrase) for site in sites for goal in site.spec.goals]
+    records = task_records(sites, rephrase)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
         for record in records:

@@ -18,8 +18,7 @@ from collections.abc import Iterator
 import torch
 from transformers import get_scheduler
 
-from webgym import PROJECT_ROOT
-from webgym.train.config import TrainConfig
+from webgym.config import TrainConfig, project_path
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +94,7 @@ class DeepSpeedEngine:
     """DeepSpeed ZeRO-2/3 over the same optimiser and schedule; data parallel across ranks."""
 
     def __init__(self, model: torch.nn.Module, config: TrainConfig, total_steps: int) -> None:
-        os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(PROJECT_ROOT / ".cache" / "torch_extensions"))
+        os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(project_path(".cache/torch_extensions")))
         _single_process_rendezvous()
         import deepspeed  # the `train` extra; imported late so plain torch runs never pay for it
 

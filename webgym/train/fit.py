@@ -34,16 +34,17 @@ def _episodes(lake: Lake, accepted: pd.DataFrame, table: str) -> pd.DataFrame:
 def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
                out_dir: Path) -> Fitted:
     """Train the set-of-marks scorer (from `base`, else the profile's) on the accepted steps."""
-    from webgym.policies.scorer import TextEmbeddings, load_scorer, open_scorer, save_scorer
+    from webgym.policies.scorer.checkpoint import load_scorer, open_scorer, save_scorer
+    from webgym.policies.scorer.embeddings import TextEmbeddings
     from webgym.train.scorer import record_checkpoint, scorer_samples, train_scorer
 
     scorer = load_scorer(base) if base else open_scorer(config.policy.scorer)
-    embed = TextEmbeddings(cache_dir=config.policy.scorer.embedding_cache_path())
+    embed = TextEmbeddings(cache_dir=config.policy.scorer.embedding_cache)
     samples, problems = scorer_samples(_episodes(lake, accepted, "steps"), _episodes(lake, accepted, "trajectories"),
                                        lake.read_table("tasks"), accepted, embed, scorer.history)
     embed.flush()
-    settings = config.policy.scorer.train.model_copy(update={"objective": config.train.objective})
-    result = train_scorer(scorer, samples, settings)
+    reference = load_scorer(config.train.reference) if config.train.reference else None
+    result = train_scorer(scorer, samples, config.train, reference)
     path = save_scorer(result.scorer, out_dir / result.scorer.checkpoint_id)
     record_checkpoint(lake, result.scorer, str(path), iteration, config.train.objective, result.metrics,
                       run_id=f"train-{iteration}")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from webgym.train.config import TrainConfig
+from webgym.config import Objective, TrainConfig
 
 
 @dataclass(frozen=True)
@@ -86,15 +86,15 @@ def grpo(x: LossInputs, config: TrainConfig) -> tuple[torch.Tensor, Metrics]:
 
 
 @dataclass(frozen=True)
-class Objective:
+class ObjectiveLoss:
     loss: LossFn
     needs_old_logprobs: bool = False
     """The loss compares with the policy before the update (computed once, before the first step)."""
 
 
-OBJECTIVES: dict[str, Objective] = {
-    "filtered_bc": Objective(filtered_bc),
-    "sft": Objective(sft),
-    "reinforce": Objective(reinforce),
-    "grpo": Objective(grpo, needs_old_logprobs=True),
+OBJECTIVES: dict[Objective, ObjectiveLoss] = {
+    "filtered_bc": ObjectiveLoss(filtered_bc),
+    "sft": ObjectiveLoss(sft),
+    "reinforce": ObjectiveLoss(reinforce),
+    "grpo": ObjectiveLoss(grpo, needs_old_logprobs=True),
 }

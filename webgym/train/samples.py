@@ -17,12 +17,11 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from schemas.steps import Action, Element
+from webgym.config import ContextConfig
 from webgym.env.observe import Observation
 from webgym.lake import Lake
-from webgym.policies.base import PolicyInput, Turn
+from webgym.policies.base import PolicyInput, Turn, task_specs
 from webgym.policies.context import build_messages, prompt_version
-from webgym.policies.settings import ContextConfig
-from webgym.rollout.runner import task_specs
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ saw it) -> loss (the objectives table of webgym/train/objectives.py) -> loop -> 
 A step's "tokens" are its decisions: column 0 of the (B, K) log-probabilities is the chosen
 candidate, columns 1.. the phrases a fill typed into its fields, so filtered BC, SFT, REINFORCE
 and GRPO apply unchanged. Oracle steps (clicks at x, y, a whole form in one step) become the
-same decisions (webgym/policies/candidates.py: step_choices).
+same decisions (webgym/policies/scorer/candidates.py: step_choices).
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ import torch
 
 from schemas.checkpoints import Checkpoint
 from schemas.steps import Action, Element
+from webgym.config import TrainConfig
 from webgym.lake import Lake
-from webgym.policies.candidates import Phrase, page_context, phrases, step_choices
-from webgym.policies.scorer import (Chosen, Decision, FieldFeatures, FlatFeatures, Scorer, TextEmbeddings,
-                                    field_features, flat_features, weights_id)
-from webgym.policies.scorer_config import ScorerTrainConfig
-from webgym.train.config import TrainConfig
+from webgym.policies.scorer.candidates import Phrase, page_context, phrases, step_choices
+from webgym.policies.scorer.checkpoint import Scorer, weights_id
+from webgym.policies.scorer.embeddings import TextEmbeddings
+from webgym.policies.scorer.features import Chosen, Decision, FieldFeatures, FlatFeatures, field_features, flat_features
+from webgym.train.engine import TorchEngine
 from webgym.train.objectives import OBJECTIVES, LossInputs
 
 log = logging.getLogger(__name__)
@@ -208,23 +209,52 @@ class ScorerTrainResult:
     """Per-epoch metrics."""
 
 
-def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: ScorerTrainConfig) -> ScorerTrainResult:
-    """Fit a copy of the scorer to the samples with the configured objective."""
+def _logprobs_of(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int) -> dict[int, torch.Tensor]:
+    """Each sample's decision log-probabilities under `net` (evaluation mode), by sample index."""
+    net.eval()
+    out: dict[int, torch.Tensor] = {}
+    with torch.no_grad():
+        for start in range(0, len(samples), batch_size):
+            logprobs, _ = batch_logprobs(net, samples[start:start + batch_size])
+            out.update({start + i: row for i, row in enumerate(logprobs)})
+    return out
+
+
+def _aligned(fixed: dict[int, torch.Tensor], chosen: list[int], like: torch.Tensor) -> torch.Tensor:
+    """The fixed log-probabilities of a batch's samples, padded to the batch's (B, K)."""
+    out = torch.zeros_like(like)
+    for row, i in enumerate(chosen):
+        out[row, :len(fixed[i])] = fixed[i][:like.shape[1]]
+    return out
+
+
+def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfig,
+                 reference: Scorer | None = None) -> ScorerTrainResult:
+    """Fit a copy of the scorer to the samples with the profile's `train` block: its objective (GRPO's
+    clip range and KL included), epochs, micro-batches and accumulation, AdamW with its learning rate,
+    schedule, warmup and weight decay, gradient clipping and max_steps. The KL reference is `reference`,
+    else the scorer training starts from."""
     if not samples:
         raise ValueError("train_scorer: no samples to train on (no accepted step could be rebuilt)")
     objective = OBJECTIVES[config.objective]
-    loss_config = TrainConfig(objective=config.objective)  # GRPO's clip range and KL settings
+    batch_size = config.micro_batch_size
+    # micro-batches that cannot fill a last accumulation step are not trained on (drop-last)
+    total_steps = -(-len(samples) // batch_size) * config.epochs // config.gradient_accumulation_steps
+    if total_steps == 0:
+        raise ValueError(f"train_scorer: {len(samples)} samples in micro-batches of {batch_size} cannot fill one "
+                         f"optimiser step of {config.gradient_accumulation_steps} micro-batches; lower "
+                         f"train.gradient_accumulation_steps or train.micro_batch_size")
+    if config.max_steps is not None:
+        total_steps = min(total_steps, config.max_steps)
     torch.manual_seed(config.seed)
     net = copy.deepcopy(scorer.net)
-    optimizer = torch.optim.AdamW(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    engine = TorchEngine(net, config, total_steps, torch.device("cpu"))
     order = np.random.default_rng(config.seed)
-    old: dict[int, torch.Tensor] = {}
-    if objective.needs_old_logprobs:  # the policy that sampled the steps is the one training starts from
-        net.eval()
-        with torch.no_grad():
-            for start in range(0, len(samples), config.batch_size):
-                logprobs, _ = batch_logprobs(net, samples[start:start + config.batch_size])
-                old.update({start + i: row for i, row in enumerate(logprobs)})
+    # fixed before the first update: the policy that sampled the steps is the one training starts from
+    old = _logprobs_of(net, samples, batch_size) if objective.needs_old_logprobs else {}
+    ref = {}
+    if config.kl_coef > 0:
+        ref = _logprobs_of(reference.net, samples, batch_size) if reference is not None else old
     started = time.monotonic()
     history: list[dict[str, float]] = []
     steps = 0
@@ -232,33 +262,29 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: ScorerTrai
         net.train()
         losses = []
         permutation = order.permutation(len(samples))
-        for start in range(0, len(samples), config.batch_size):
-            chosen = permutation[start:start + config.batch_size].tolist()
+        for start in range(0, len(samples), batch_size):
+            chosen = permutation[start:start + batch_size].tolist()
             batch = [samples[i] for i in chosen]
             logprobs, mask = batch_logprobs(net, batch)  # (B, K)
-            old_logprobs = None
-            if old:
-                old_logprobs = torch.zeros_like(logprobs)
-                for row, i in enumerate(chosen):
-                    old_logprobs[row, :len(old[i])] = old[i][:logprobs.shape[1]]
             loss, _ = objective.loss(LossInputs(
                 logprobs, mask, torch.tensor([s.weight for s in batch]), torch.tensor([s.advantage for s in batch]),
-                old_logprobs), loss_config)
-            optimizer.zero_grad()
-            loss.backward()
-            if config.max_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), config.max_grad_norm)
-            optimizer.step()
+                _aligned(old, chosen, logprobs) if old else None, _aligned(ref, chosen, logprobs) if ref else None),
+                config)
+            if engine.micro_step(loss) is not None:
+                steps += 1
             losses.append(float(loss.detach()))
-            steps += 1
+            if steps == total_steps:
+                break
         history.append({"train/epoch": float(epoch + 1), "train/loss": float(np.mean(losses))})
         log.info("scorer epoch %d: train/loss %.4f", epoch + 1, history[-1]["train/loss"])
+        if steps == total_steps:
+            break
     net.eval()
     trained = Scorer(net, f"scorer-{weights_id(net)}", scorer.hidden, scorer.dropout, scorer.history,
                      base=scorer.checkpoint_id)
     metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, samples),
-               "train/samples": float(len(samples)), "train/epochs": float(config.epochs), "train/steps": float(steps),
-               "train/seconds": time.monotonic() - started}
+               "train/samples": float(len(samples)), "train/epochs": float(len(history)),
+               "train/steps": float(steps), "train/lr": engine.lr(), "train/seconds": time.monotonic() - started}
     log.info("scorer %s: %s", trained.checkpoint_id, metrics)
     return ScorerTrainResult(trained, metrics, history)
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import torch
 
+from webgym.config import TrainConfig
 from webgym.models.checkpoint import VLM, load_vlm, resolve_device, save_vlm
 from webgym.models.inputs import InputError, collate, encode_sample
 from webgym.models.logprobs import response_logprobs
-from webgym.train.config import TrainConfig
 from webgym.train.engine import Engine, make_engine
 from webgym.train.objectives import OBJECTIVES, LossInputs
 from webgym.train.samples import TrainingSample

@@ -1,0 +1,171 @@
+"""The asynchronous rollout engine against the synchronous baseline (WebGym section 4.2).
+
+    .venv/bin/python benchmarks/rollout.py [--quick] [--episodes N] [--concurrency N] [--median S]
+    .venv/bin/webgym bench rollout [--quick] ...        # the same, through the command line
+
+Both engines run the same episodes with the same concurrency, browser and policy code on the
+synthetic sites. The policy is the real chat policy talking to the scripted OpenAI-compatible
+server as a stand-in for a GPU server: each answer takes a lognormal time (median m, p95 4m),
+at most `capacity` requests are in service at once, and on a random 30% of steps past the third
+the answer ends the episode. The difficulty mix easy:medium:hard = 2:5:3 sets the horizons.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from playwright.async_api import async_playwright
+
+from schemas.values import HORIZONS
+from webgym.browser import launch_browser
+from webgym.config import ContextConfig, EndpointConfig, EnvConfig, LLMConfig, RolloutConfig, SamplingConfig
+from webgym.env.safety import UrlPolicy
+from webgym.lake import Lake
+from webgym.llm.client import LLM
+from webgym.llm.scripted_server import Latency, ReceivedRequest, Reply, ScriptedServer
+from webgym.policies.base import TaskSpec
+from webgym.policies.chat import ChatPolicy
+from webgym.rollout.collect import RolloutSummary, collect, episode_specs
+from webgym.rollout.ops import OPS
+from webgym.sites.server import SiteServer
+from webgym.sites.site import load_sites
+
+MIX = {"easy": 2, "medium": 5, "hard": 3}
+BAND_DIFFICULTY = {"easy": 2, "medium": 5, "hard": 8}
+STEP = re.compile(r"Step (\d+) of at most")
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    episodes: int = 96
+    concurrency: int = 32
+    median_s: float = 2.0
+    capacity: int = 16
+    early_answer: float = 0.3
+    seed: int = 0
+
+    @classmethod
+    def quick(cls) -> BenchSettings:
+        return cls(episodes=32, median_s=0.2)
+
+
+@dataclass
+class EngineResult:
+    engine: str
+    summary: RolloutSummary
+    cpu_utilisation: float
+    """Busy share of all cores while the engine ran (browser and server included)."""
+
+    @property
+    def per_step(self) -> dict[str, float]:
+        steps = max(self.summary.steps, 1)
+        return {op: self.summary.op_busy_s[op] / steps for op in OPS}
+
+
+def _cpu_times() -> tuple[float, float]:
+    fields = [float(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields), idle
+
+
+def stand_in_reply(settings: BenchSettings) -> Callable[[ReceivedRequest], Reply]:
+    """A valid action every step; past the third step, an answer with probability early_answer."""
+    rng = random.Random(settings.seed)
+
+    def reply(request: ReceivedRequest) -> Reply:
+        match = STEP.search(request.last_user_text)
+        step = int(match.group(1)) if match else 1
+        if step > 3 and rng.random() < settings.early_answer:
+            return Reply.tools(("answer", {"text": "done"}))
+        direction = "down" if step % 2 else "up"
+        return Reply.tools(("scroll", {"direction": direction, "amount": 0.3}))
+
+    return reply
+
+
+def _tasks(settings: BenchSettings, start_urls: list[str]) -> list[TaskSpec]:
+    """Episodes in the 2:5:3 mix, spread over the sites' start pages."""
+    bands = [band for band, weight in MIX.items() for _ in range(weight)]
+    return [TaskSpec(f"bench-{i}", "Browse the site and report what you find.", start_urls[i % len(start_urls)],
+                     difficulty=BAND_DIFFICULTY[bands[i % len(bands)]]) for i in range(settings.episodes)]
+
+
+async def _run_engine(engine: str, settings: BenchSettings, workdir: Path) -> EngineResult:
+    sites = load_sites()
+    lake = Lake(workdir / engine)
+    rollout = RolloutConfig(engine=engine, concurrency=settings.concurrency, horizons=dict(HORIZONS),
+                            queues={"navigate": 4, "screenshot": 4, "execute": 4, "policy": 256}, commit_every=64)
+    with ScriptedServer(latency=Latency.lognormal(settings.median_s, 4 * settings.median_s),
+                        capacity=settings.capacity, seed=settings.seed) as server, SiteServer(sites) as site_server:
+        server.add(stand_in_reply(settings))
+        llm_config = LLMConfig(default=[EndpointConfig(base_url=server.base_url, model="stand-in", max_concurrency=256,
+                                                       timeout_s=300)], cache=False, cache_dir=str(workdir / "cache"))
+        tasks = _tasks(settings, [f"http://{host}/" for host in site_server.sites])
+        specs = episode_specs(tasks, iteration=0, config=rollout, run_key=engine)
+        url_policy = UrlPolicy(site_hosts=frozenset(site_server.sites), allow_public=False)
+        with LLM(llm_config, lake, run_id=f"bench-{engine}") as llm:
+            policy = ChatPolicy(llm, ContextConfig(prompt="agent_qwen"), SamplingConfig(temperature=1.0, logprobs=False))
+            async with async_playwright() as playwright:
+                browser = await launch_browser(playwright, site_hosts=site_server.host_map())
+                try:
+                    total, idle = _cpu_times()
+                    summary = await collect(specs, policy, browser, lake, rollout, EnvConfig(), url_policy,
+                                            run_id=f"bench-{engine}")
+                    total_after, idle_after = _cpu_times()
+                finally:
+                    await browser.close()
+    busy = 1 - (idle_after - idle) / max(total_after - total, 1e-9)
+    return EngineResult(engine, summary, busy)
+
+
+def report(results: list[EngineResult], settings: BenchSettings) -> str:
+    """The figures, one engine a column, ending with the speedup line."""
+    lines = [f"workload: {settings.episodes} episodes, {settings.concurrency} concurrent, mix easy:medium:hard = 2:5:3 "
+             f"(horizons 10/20/30), policy median {settings.median_s:g} s / p95 {4 * settings.median_s:g} s, "
+             f"{settings.capacity} in service, early answer {settings.early_answer:.0%} past step 3"]
+    lines.append(f"{'':32}" + "".join(f"{r.engine:>12}" for r in results))
+    rows = [("trajectories/min", lambda r: f"{r.summary.trajectories_per_min:.2f}"),
+            ("steps/s", lambda r: f"{r.summary.steps_per_s:.2f}"),
+            ("wall time (s)", lambda r: f"{r.summary.wall_s:.1f}"),
+            ("steps", lambda r: str(r.summary.steps)),
+            ("CPU utilisation", lambda r: f"{r.cpu_utilisation:.0%}")]
+    rows += [(f"per step: {op} (s)", lambda r, op=op: f"{r.per_step[op]:.3f}") for op in OPS]
+    for label, cell in rows:
+        lines.append(f"{label:32}" + "".join(f"{cell(r):>12}" for r in results))
+    by_engine = {r.engine: r for r in results}
+    speedup = by_engine["async"].summary.trajectories_per_min / max(by_engine["sync"].summary.trajectories_per_min, 1e-9)
+    lines.append("terminations: " + json.dumps({r.engine: dict(r.summary.terminations) for r in results}))
+    lines.append(f"speedup: {speedup:.2f}")
+    return "\n".join(lines)
+
+
+def run_bench(settings: BenchSettings) -> str:
+    """Run both engines (async first) in a scratch lake and return the report."""
+    with tempfile.TemporaryDirectory(prefix="webgym-bench-") as scratch:
+        results = [asyncio.run(_run_engine(engine, settings, Path(scratch))) for engine in ("async", "sync")]
+    return report(results, settings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="Median policy time 0.2 s and fewer episodes (about a minute).")
+    parser.add_argument("--episodes", type=int, help="Episodes per engine.")
+    parser.add_argument("--concurrency", type=int, help="Episodes in flight (both engines).")
+    parser.add_argument("--median", type=float, help="Median policy answer time m in seconds (p95 = 4m).")
+    args = parser.parse_args()
+    settings = BenchSettings.quick() if args.quick else BenchSettings()
+    changes = {"episodes": args.episodes, "concurrency": args.concurrency, "median_s": args.median}
+    print(run_bench(replace(settings, **{k: v for k, v in changes.items() if v is not None})))
+
+
+if __name__ == "__main__":
+    main()

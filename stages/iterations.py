@@ -1,0 +1,82 @@
+"""Iteration bookkeeping of the nightly loop, over the checkpoints, evals and trajectories tables:
+which checkpoint is the newest, which iteration runs next, whether a warm start is due, how much
+dynamic sampling still wants, and how an iteration's rollouts did."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class IterationPlan:
+    """What the next iteration of the nightly loop is."""
+
+    iteration: int
+    warm_start: bool
+    """It is the warm start: oracle demonstrations on train tasks, then SFT."""
+    checkpoint: str | None
+    """The newest checkpoint's path, which the iteration rolls out (None: the profile's policy)."""
+    untrained: bool
+    """No checkpoint exists yet."""
+
+
+def latest_checkpoint(checkpoints: pd.DataFrame, before: int | None = None) -> dict | None:
+    """The newest checkpoints row (of an iteration before `before`, when given), None when there is none."""
+    rows = checkpoints if before is None else checkpoints[checkpoints["iteration"] < before]
+    return None if rows.empty else rows.sort_values(["iteration", "created_at"]).iloc[-1].to_dict()
+
+
+def latest_iteration(trajectories: pd.DataFrame) -> int:
+    """The newest iteration with trajectories (0 when there are none)."""
+    return int(trajectories["iteration"].max()) if len(trajectories) else 0
+
+
+def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame) -> bool:
+    """An iteration is finished when a checkpoint of it exists and was evaluated afterwards."""
+    mine = checkpoints.loc[checkpoints["iteration"] == iteration, "created_at"]
+    later = evals.loc[evals["iteration"] == iteration, "evaluated_at"]
+    return bool(len(mine)) and bool(len(later)) and later.max() >= mine.max()
+
+
+def next_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame) -> int:
+    """The iteration to run: the newest checkpoint's if it was not evaluated yet, else the one after;
+    with no checkpoint yet, the newest iteration with trajectories (0 on an empty lake)."""
+    if checkpoints.empty:
+        return latest_iteration(trajectories)
+    newest = int(checkpoints["iteration"].max())
+    return newest + 1 if finished(newest, checkpoints, evals) else newest
+
+
+def warm_start_due(iteration: int, warm_start_tasks: int, checkpoints: pd.DataFrame) -> bool:
+    """Iteration 0 of a lake without checkpoints is the warm start (oracle demonstrations, then SFT)
+    when the profile asks for one."""
+    return iteration == 0 and warm_start_tasks > 0 and checkpoints.empty
+
+
+def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame,
+                   warm_start_tasks: int) -> IterationPlan:
+    """The next iteration from the checkpoints, evals and trajectories tables (`warm_start_tasks`: the
+    profile's nightly.warm_start_tasks)."""
+    iteration = next_iteration(checkpoints, evals, trajectories)
+    newest = latest_checkpoint(checkpoints)
+    return IterationPlan(iteration, warm_start_due(iteration, warm_start_tasks, checkpoints),
+                         newest["path"] if newest else None, checkpoints.empty)
+
+
+def rollout_success(verdicts: pd.DataFrame, trajectory_ids: list[str]) -> float | None:
+    """Success rate of these episodes by their verdicts; None when none is judged."""
+    mine = verdicts[verdicts["trajectory_id"].isin(trajectory_ids)]
+    return float(mine["success"].mean()) if len(mine) else None
+
+
+def dynamic_sampling(max_rounds: int, groups_missing: Callable[[], int | None]) -> Iterator[tuple[int, int]]:
+    """DAPO's dynamic sampling for GRPO: (draw, tasks) for each extra rollout round, while accept still
+    lacks effective groups (`groups_missing`, asked again after every round) and rounds remain."""
+    for draw in range(1, max_rounds + 1):
+        missing = groups_missing()
+        if not missing:
+            return
+        yield draw, missing

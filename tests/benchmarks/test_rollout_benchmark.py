@@ -1,0 +1,35 @@
+"""The rollout benchmark's pieces: the stand-in policy's script and the report's last line."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tests.benchmarks import load_benchmark
+from webgym.llm.scripted_server import ReceivedRequest
+from webgym.rollout.collect import RolloutSummary
+
+bench = load_benchmark("rollout")
+
+
+def _request(step: int) -> ReceivedRequest:
+    body = {"model": "stand-in", "messages": [{"role": "user", "content": f"Task: x\nStep {step} of at most 10."}]}
+    return ReceivedRequest(body=body, headers={}, received_at=0.0)
+
+
+def test_stand_in_answers_early_only_past_the_third_step_at_the_configured_rate():
+    reply = bench.stand_in_reply(bench.BenchSettings(early_answer=0.3, seed=1))
+    early = [reply(_request(step)).tool_calls[0][0] == "answer" for step in (1, 2, 3) for _ in range(50)]
+    late = [reply(_request(5)).tool_calls[0][0] == "answer" for _ in range(2000)]
+    assert not any(early)
+    assert 0.25 < sum(late) / len(late) < 0.35
+
+
+def test_mix_and_report():
+    tasks = bench._tasks(bench.BenchSettings(episodes=100), ["http://shop-a.test/"])
+    assert Counter(t.difficulty for t in tasks) == {2: 20, 5: 50, 8: 30}
+    summary = lambda wall: RolloutSummary(episodes=10, steps=50, wall_s=wall, terminations=Counter(answered=10),  # noqa: E731
+                                          op_busy_s=dict.fromkeys(["navigate", "screenshot", "execute", "policy"], 5.0),
+                                          op_waited_s={})
+    results = [bench.EngineResult("async", summary(10.0), 0.5), bench.EngineResult("sync", summary(40.0), 0.3)]
+    text = bench.report(results, bench.BenchSettings())
+    assert text.splitlines()[-1] == "speedup: 4.00" and "trajectories/min" in text

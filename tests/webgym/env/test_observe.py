@@ -1,0 +1,64 @@
+"""Set-of-marks observations of forms: which form a field is in, its label and value, options named
+by their label and group, wrapped links clickable at their mark, and the page's text."""
+
+from __future__ import annotations
+
+from tests.fixture_site import run_in_browser, url_of
+from webgym.config import EnvConfig
+from webgym.env.episode import Episode
+from webgym.env.observe import interactive_elements, page_text
+from webgym.env.safety import UrlPolicy
+
+PAGE = """<html><body style="margin:0; font: 16px sans-serif">
+  <form id="search"><input name="q" aria-label="Search" value="mug"><button type="submit">Go</button></form>
+  <form id="order">
+    <label>Full name <input name="name" placeholder="e.g. Jane Doe"></label>
+    <label>City <input name="city" value="York"></label>
+    <fieldset><legend>Delivery</legend>
+      <label><input type="radio" name="speed" value="std"> Standard (3-5 days)</label>
+      <label><input type="radio" name="speed" value="exp"> Express (next day)</label>
+    </fieldset>
+    <textarea name="note" aria-label="Note"></textarea>
+    <button type="submit">Place order</button>
+  </form>
+  <label><input type="checkbox"> Acme Home</label>
+  <div role="radiogroup" aria-label="Quantity"><button role="radio">1</button><button role="radio">2</button></div>
+  <div style="width: 90px"><a href="#p1">Stoneware Coffee Mug With A Long Name</a></div>
+  <p>Price</p><p>$45.00</p>
+</body></html>"""
+
+
+def test_fields_options_and_wrapped_links_as_the_scorer_needs_them():
+    async def scenario(browser):
+        page = await browser.new_page()
+        await page.set_content(PAGE)
+        found = {e.text: e for e in await interactive_elements(page)}
+        search, go = found["mug"], found["Go"]
+        assert (search.form, search.label, search.value, go.form, go.role) == (0, "Search", "mug", 0, "submit")
+        name, city = found["e.g. Jane Doe"], found["York"]
+        assert (name.form, name.label, name.value) == (1, "Full name", "")
+        assert (city.label, city.value) == ("City", "York")
+        assert found["Note"].tag == "textarea" and (found["Note"].label, found["Note"].value) == ("Note", "")
+        express = found["Express (next day)"]  # a radio is named by its label and boxed by it
+        assert (express.role, express.label, express.form, express.value) == ("radio", "Delivery", 1, None)
+        assert express.width > 100
+        assert found["Acme Home"].role == "checkbox" and found["Acme Home"].form is None
+        assert found["2"].label == "Quantity"
+        link = found["Stoneware Coffee Mug With A Long Name"]
+        hit = await page.evaluate("([x, y]) => document.elementFromPoint(x, y).tagName",
+                                  [link.x + link.width / 2, link.y + link.height / 2])
+        assert hit == "A"  # the centre of its first line, not of the wrapped block
+        assert (await page_text(page)).splitlines()[-2:] == ["Price", "$45.00"]
+
+    run_in_browser(scenario)
+
+
+def test_page_text_is_observed_in_set_of_marks_mode_only(site):
+    async def scenario(browser):
+        policy = UrlPolicy(allowed_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
+        for mode, expected in (("set_of_marks", "Next page\nBuy\nNew tab\nbottom"), ("coordinates", None)):
+            async with Episode(browser, EnvConfig(observation=mode), policy) as episode:
+                await episode.open(url_of(site))
+                assert (await episode.observe()).page_text == expected
+
+    run_in_browser(scenario)

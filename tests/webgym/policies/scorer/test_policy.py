@@ -1,0 +1,142 @@
+"""The set-of-marks scorer as a policy: seeded initialisation, checkpoints that reload exactly, and
+episodes in Chromium on a synthetic site whose recorded steps rebuild to the very decisions taken
+(same candidate, same log-probability), which is what training on them relies on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+import torch
+from playwright.async_api import async_playwright
+
+from schemas.steps import Action, Element
+from schemas.tasks import Task
+from tests.conftest import NOW, rows
+from tests.webgym.sites.conftest import mini  # noqa: F401 (fixture)
+from webgym.browser import launch_browser
+from webgym.checkpoints import CheckpointError
+from webgym.config import EnvConfig, RolloutConfig, ScorerConfig
+from webgym.embeddings import Embedder
+from webgym.env.observe import Observation
+from webgym.env.safety import UrlPolicy
+from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
+from webgym.policies.scorer.candidates import step_choices
+from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, open_scorer, save_scorer
+from webgym.policies.scorer.embeddings import TextEmbeddings
+from webgym.policies.scorer.policy import ScorerPolicy
+from webgym.rollout.collect import collect, episode_specs
+from webgym.rollout.site_state import SiteStateReader
+from webgym.sites.server import SiteServer
+from webgym.sites.tasks import task_record
+from webgym.train.scorer import batch_logprobs, scorer_samples
+
+SMALL = ScorerConfig(hidden=32, seed=4)
+
+
+def _same(a, b) -> bool:
+    return all(torch.equal(v, b.net.state_dict()[k]) for k, v in a.net.state_dict().items())
+
+
+def test_an_untrained_scorer_is_drawn_from_its_seed():
+    assert _same(init_scorer(SMALL), init_scorer(SMALL))
+    assert not _same(init_scorer(SMALL), init_scorer(SMALL.model_copy(update={"seed": 5})))
+    assert init_scorer(SMALL).checkpoint_id == "scorer-init-s4"
+
+
+def test_checkpoints_reload_exactly_and_bad_ones_say_what_is_wrong(tmp_path):
+    scorer = init_scorer(SMALL)
+    path = save_scorer(scorer, tmp_path / "ckpt")
+    assert sorted(p.name for p in path.iterdir()) == ["config.json", "model.safetensors"]
+    loaded = open_scorer(ScorerConfig(checkpoint=str(path)))
+    assert _same(scorer, loaded) and (loaded.checkpoint_id, loaded.hidden) == ("scorer-init-s4", 32)
+    with pytest.raises(CheckpointError, match="already exists"):
+        save_scorer(scorer, path)
+    (path / "model.safetensors").unlink()
+    with pytest.raises(CheckpointError, match="model.safetensors is missing"):
+        load_scorer(path)
+    save_scorer(scorer, tmp_path / "bad")
+    (tmp_path / "bad" / "config.json").write_text(json.dumps({"hidden": 32}))  # no dropout, no id
+    with pytest.raises(CheckpointError, match="unreadable"):
+        load_scorer(tmp_path / "bad")
+
+
+class CountingEmbedder(Embedder):
+    """The real MiniLM embedder, counting the texts it had to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        return super().__call__(texts)
+
+
+def test_vectors_kept_on_disk_are_read_back_by_the_next_run_without_embedding(tmp_path):
+    texts = ["Add to cart", "Search flights", "", "Add to cart", "Checkout"]
+    first = TextEmbeddings(cache_dir=tmp_path)
+    embedded = first(texts)
+    first.flush()
+    reader = CountingEmbedder()
+    again = TextEmbeddings(reader, cache_dir=tmp_path)(texts + ["Sign in"])
+    assert reader.texts == ["Sign in"]
+    assert np.array_equal(again[:5], embedded)
+    assert not again[2].any()
+
+
+def test_coordinate_observations_are_refused_with_the_setting_to_change():
+    observed = PolicyInput(TaskSpec("t", "Buy a mug", "http://mini.test/"),
+                           Observation("http://mini.test/", "Home", ["http://mini.test/"], 0, b"", None), [], 0, 5)
+    policy = ScorerPolicy(init_scorer(SMALL), TextEmbeddings())
+    try:
+        with pytest.raises(PolicyError, match="env.observation to set_of_marks"):
+            policy.decide(observed)
+    finally:
+        policy.close()
+
+
+@pytest.mark.slow  # MiniLM, Chromium and a dozen scored steps: 20-60 s on a busy 2-core machine
+def test_episodes_in_chromium_rebuild_to_the_decisions_taken(lake, mini):
+    tasks = [TaskSpec(r["source_id"], r["text"], r["start_url"], r["hostname"], 2, r["rubric"])
+             for r in (task_record(mini, goal) for goal in mini.spec.goals)]
+    embed = TextEmbeddings()
+    scorer = init_scorer(ScorerConfig(seed=1))
+    policy = ScorerPolicy(scorer, embed, seed=3)
+    settings = RolloutConfig(concurrency=2, default_horizon=6, horizons={"easy": 6, "medium": 6, "hard": 6})
+
+    async def main() -> None:
+        with SiteServer([mini]) as server:
+            reader = SiteStateReader(f"{server.host}:{server.port}", set(server.sites))
+            async with async_playwright() as playwright:
+                browser = await launch_browser(playwright, site_hosts=server.host_map())
+                try:
+                    await collect(episode_specs(tasks, 0, settings, "scorer"), policy, browser, lake, settings,
+                                  EnvConfig(observation="set_of_marks"),
+                                  UrlPolicy(site_hosts=frozenset(server.sites), allow_public=False), reader)
+                finally:
+                    await browser.close()
+                    await reader.aclose()
+
+    try:
+        asyncio.run(main())
+    finally:
+        policy.close()
+    trajectories, steps = lake.read_table("trajectories"), lake.read_table("steps").sort_values(["trajectory_id", "t"])
+    assert set(trajectories["policy_version"]) == {"scorer-init-s1"} and len(trajectories) == 2
+    assert steps["page_text"].notna().all() and steps["page_text"].str.contains("Mini Mart").any()
+    assert steps["logprob"].le(0).all()
+    for step in steps.itertuples():
+        choices, _, problem = step_choices([Element.model_validate(e) for e in step.elements], step.page_text,
+                                           [Action.model_validate(a) for a in step.actions])
+        assert problem is None and len(choices) == 1 and step.response.startswith(choices[0].key + ":")
+    task_rows = rows([Task(task_id=t.task_id, source="synthetic", source_id=t.task_id, text=t.text, created_at=NOW)
+                      for t in tasks])
+    accepted = steps[["trajectory_id", "t"]].assign(weight=1.0, advantage=0.0)
+    samples, problems = scorer_samples(steps, trajectories, task_rows, accepted, embed)
+    assert problems == [] and [s.sample_id for s in samples] == [f"{r.trajectory_id}:{r.t}" for r in steps.itertuples()]
+    with torch.no_grad():
+        logprobs, mask = batch_logprobs(scorer.net.eval(), samples)
+    np.testing.assert_allclose((logprobs * mask).sum(dim=1).numpy(), steps["logprob"].to_numpy(), atol=2e-3)

@@ -1,0 +1,56 @@
+"""The chat policy through the real openai client, the scripted server and real Chromium."""
+
+from __future__ import annotations
+
+from tests.fixture_site import run_in_browser, url_of
+from webgym.config import ContextConfig, EndpointConfig, EnvConfig, LLMConfig, RolloutConfig, SamplingConfig
+from webgym.env.safety import UrlPolicy
+from webgym.llm.client import LLM
+from webgym.llm.scripted_server import Reply, ScriptedServer
+from webgym.policies.base import TaskSpec
+from webgym.policies.chat import ChatPolicy
+from webgym.rollout.collect import collect, episode_specs
+
+
+def _run(lake, site, server, tasks, tmp_path, **rollout):
+    config = LLMConfig(default=[EndpointConfig(base_url=server.base_url, model="policy-model", timeout_s=5)],
+                       cache_dir=str(tmp_path / "cache"), backoff_s=0.01)
+    url_policy = UrlPolicy(allowed_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
+    settings = RolloutConfig(**rollout)
+    specs = episode_specs(tasks, iteration=0, config=settings, run_key="chat")
+
+    async def scenario(browser):
+        with LLM(config, lake, run_id="chat-test") as llm:
+            policy = ChatPolicy(llm, ContextConfig(), SamplingConfig(temperature=1.0))
+            await collect(specs, policy, browser, lake, settings, EnvConfig(), url_policy)
+
+    run_in_browser(scenario)
+
+
+def test_good_multi_call_and_malformed_responses_through_real_browsers(lake, site, tmp_path):
+    tasks = [TaskSpec("good", "Fill the form and open the next page", url_of(site)),
+             TaskSpec("bad", "Say something useless", url_of(site))]
+    with ScriptedServer() as server:
+        server.add(Reply(text="<think>fill both fields</think><memory>nothing yet</memory>"
+                              '<tool_call>{"name": "type", "arguments": {"text": "Ann", "x": 60, "y": 145}}</tool_call>'
+                              '<tool_call>{"name": "click", "arguments": {"x": 40, "y": 35}}</tool_call>'),
+                   when=lambda r: "Fill the form" in r.last_user_text and "Step 1 " in r.last_user_text)
+        server.add(Reply.tools(("answer", {"text": "on the next page"})), contains="Fill the form")
+        server.add(Reply(text="I would rather not click anything."), contains="useless")
+        _run(lake, site, server, tasks, tmp_path, max_parse_errors=2)
+        images = [len(r.images) for r in server.requests]
+    trajectories = lake.read_table("trajectories").set_index("task_id")
+    assert trajectories.loc["good", "termination"] == "answered"
+    assert trajectories.loc["good", "answer"] == "on the next page"
+    assert trajectories.loc["good", "policy_version"] == "policy-model"
+    assert trajectories.loc["good", "prompt_version"] == "agent_memory@1"
+    assert trajectories.loc["bad", "termination"] == "parse_error"
+    steps = lake.read_table("steps").merge(lake.read_table("trajectories")[["trajectory_id", "task_id"]])
+    first = steps[(steps["task_id"] == "good") & (steps["t"] == 0)].iloc[0]
+    assert [a["name"] for a in first["actions"]] == ["type", "click"] and first["memory"] == "nothing yet"
+    assert "typed \"Ann\"" in first["feedback"] and "Page navigated to" in first["feedback"]
+    assert first["logprob"] < 0
+    assert steps[steps["task_id"] == "bad"]["parse_error"].str.contains("no tool call").all()
+    assert images and all(n == 1 for n in images)  # only the latest screenshot travels
+    calls = lake.read_table("llm_calls")
+    assert (calls["purpose"] == "policy").all() and not calls["cached"].any() and len(calls) == len(images)

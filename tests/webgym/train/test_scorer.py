@@ -1,0 +1,182 @@
+"""The scorer's trainer: a tiny scorer learns a planted rule (loss falls, weights change, the input
+scorer is untouched), every objective of the table runs on its decisions, and samples rebuild
+from lake rows, with bad steps reported while the rest go on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from schemas.steps import Action, Element, Step
+from schemas.tasks import Task
+from schemas.trajectories import Trajectory
+from tests.conftest import NOW, rows
+from webgym import quality
+from webgym.config import ScorerConfig, TrainConfig, replaced
+from webgym.embeddings import DIM
+from webgym.policies.scorer.candidates import KINDS, phrases
+from webgym.policies.scorer.checkpoint import init_scorer, weights_id
+from webgym.policies.scorer.embeddings import TextEmbeddings
+from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
+from webgym.train.scorer import (ScorerSample, batch_logprobs, decision_accuracy, record_checkpoint,
+                                 scorer_samples, train_scorer)
+
+SCORER_RECIPE = TrainConfig(epochs=8, micro_batch_size=32, learning_rate=1e-3, lr_schedule="constant", warmup_ratio=0.0,
+                            weight_decay=1e-4)
+"""The scorer's training recipe of the embedded default (configs/local.yaml's train block)."""
+
+
+def _planted(n: int, seed: int = 0) -> list[ScorerSample]:
+    """Steps whose chosen candidate is the one closest to the task (and fills type the option closest
+    to the field's label): a rule the scorer's products can learn."""
+    rng = np.random.default_rng(seed)
+
+    def unit(*shape: int) -> np.ndarray:
+        v = rng.normal(size=(*shape, DIM)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+    samples = []
+    for i in range(n):
+        task, candidates = unit(), unit(6)
+        chosen = int(np.argmax(candidates @ task))
+        candidates[chosen] = 0.5 * candidates[chosen] + 0.5 * task
+        scalars = np.zeros((6, FLAT_SCALARS), np.float32)
+        flat = FlatFeatures(task, unit(), np.zeros(DIM, np.float32), candidates, scalars)
+        label, options = unit(), unit(4)
+        typed = int(rng.integers(4))
+        options[typed] = 0.3 * options[typed] + 0.7 * label
+        field = FieldFeatures(label, options, unit(4), np.zeros((4, FIELD_SCALARS), np.float32))
+        samples.append(ScorerSample(f"s{i}", flat, chosen, [field] if i % 2 else [], [typed] if i % 2 else []))
+    return samples
+
+
+def _tiny() -> ScorerConfig:
+    return ScorerConfig(hidden=32, dropout=0.0, seed=1)
+
+
+def test_a_tiny_scorer_learns_a_planted_rule_and_leaves_its_input_alone():
+    scorer = init_scorer(_tiny())
+    before = {k: v.clone() for k, v in scorer.net.state_dict().items()}
+    samples = _planted(64)
+    accuracy_before = decision_accuracy(scorer.net, samples)
+    result = train_scorer(scorer, samples, replaced(SCORER_RECIPE, epochs=12, micro_batch_size=16, learning_rate=3e-3))
+    losses = [h["train/loss"] for h in result.history]
+    assert losses[-1] < 0.5 * losses[0]
+    assert result.metrics["train/accuracy"] > max(0.8, accuracy_before + 0.3)
+    assert result.metrics["train/samples"] == 64 and result.metrics["train/steps"] == 12 * 4
+    assert all(torch.equal(v, scorer.net.state_dict()[k]) for k, v in before.items())  # the input is unchanged
+    changed = [k for k, v in result.scorer.net.state_dict().items() if not torch.equal(v, before[k])]
+    assert changed and len(changed) == len(before)
+    assert result.scorer.checkpoint_id == f"scorer-{weights_id(result.scorer.net)}"
+    assert result.scorer.base == scorer.checkpoint_id == "scorer-init-s1"
+
+
+def test_log_probabilities_cover_the_candidate_and_each_fill_field():
+    samples = _planted(4)
+    logprobs, mask = batch_logprobs(init_scorer(_tiny()).net.eval(), samples)
+    assert logprobs.shape == (4, 2) and mask.tolist() == [[1, 0], [1, 1], [1, 0], [1, 1]]
+    assert (logprobs <= 0).all() and (logprobs[mask == 0] == 0).all()
+
+
+@pytest.mark.parametrize("objective", ["filtered_bc", "sft", "reinforce", "grpo"])
+def test_every_objective_of_the_table_trains_the_scorer(objective):
+    samples = _planted(32)
+    for i, sample in enumerate(samples):
+        sample.advantage = 1.0 if i % 4 else -1.0
+    result = train_scorer(init_scorer(_tiny()), samples, replaced(SCORER_RECIPE, objective=objective, epochs=2))
+    assert np.isfinite(result.metrics["train/loss"])
+
+
+def test_a_negative_advantage_pushes_the_choice_away():
+    samples = _planted(16)
+    for sample in samples:
+        sample.advantage = -1.0
+    scorer = init_scorer(_tiny())
+    result = train_scorer(scorer, samples, replaced(SCORER_RECIPE, objective="reinforce", epochs=5))
+    old = batch_logprobs(scorer.net.eval(), samples)[0][:, 0].mean()
+    new = batch_logprobs(result.scorer.net, samples)[0][:, 0].mean()
+    assert new < old
+
+
+def test_no_samples_is_a_clear_error():
+    with pytest.raises(ValueError, match="no samples"):
+        train_scorer(init_scorer(_tiny()), [], SCORER_RECIPE)
+
+
+# ---- samples from lake rows ----------------------------------------------------------------------
+
+FORM = [Element(mark=1, tag="input", role="text", text="", x=100, y=100, width=200, height=30, form=0,
+                label="Full name", value=""),
+        Element(mark=2, tag="input", role="radio", text="Express", x=100, y=150, width=200, height=30, form=0,
+                label="Delivery"),
+        Element(mark=3, tag="button", role="submit", text="Place order", x=100, y=200, width=200, height=30, form=0)]
+DONE_PAGE = [Element(mark=1, tag="a", role=None, text="Back to the shop", x=100, y=100, width=200, height=30)]
+
+
+def _steps() -> pd.DataFrame:
+    oracle = [Action(name="click", x=150, y=165), Action(name="type", text="Ada Lovelace", x=150, y=115),
+              Action(name="click", x=200, y=215)]
+    return rows([
+        Step(trajectory_id="o1", t=0, url="http://shop-a.test/checkout", title="Checkout", elements=FORM,
+             page_text="Checkout\nFull name", actions=oracle, response="oracle: place_order"),
+        Step(trajectory_id="o1", t=1, url="http://shop-a.test/order", title="Order confirmed", elements=DONE_PAGE,
+             page_text="Thank you, Ada Lovelace!", actions=[Action(name="answer", text="Done.")]),
+        Step(trajectory_id="o2", t=0, url="http://shop-a.test/order", title="Order confirmed", elements=DONE_PAGE,
+             page_text="Thank you", actions=[Action(name="hover", x=1, y=1)]),
+        Step(trajectory_id="o2", t=1, url="http://shop-a.test/order", title="Order confirmed", elements=DONE_PAGE,
+             page_text="Thank you", actions=[Action(name="click", mark=1)]),
+    ])
+
+
+def _frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    trajectories = rows([Trajectory(trajectory_id=t, task_id="order", iteration=0, policy="oracle",
+                                    policy_version="bfs", horizon=10, n_steps=2, termination="answered",
+                                    answer="Done.", started_at=NOW, ended_at=NOW) for t in ("o1", "o2")])
+    tasks = rows([Task(task_id="order", source="synthetic", source_id="shop-a/order",
+                       text="On Northwind Goods, order a lamp with express delivery for Ada Lovelace.",
+                       created_at=NOW)])
+    return trajectories, tasks
+
+
+@pytest.fixture(scope="module")
+def embed() -> TextEmbeddings:
+    return TextEmbeddings()
+
+
+def test_samples_rebuild_oracle_decisions_with_weights_and_report_bad_steps(embed):
+    trajectories, tasks = _frames()
+    accepted = pd.DataFrame({"trajectory_id": ["o1", "o1", "o2", "o2"], "t": [0, 1, 0, 1],
+                             "weight": [1.0, 0.5, 1.0, 1.0], "advantage": [0.2, None, 0.0, 0.0]})
+    samples, problems = scorer_samples(_steps(), trajectories, tasks, accepted, embed)
+    assert problems == ["o2:0: no candidate does hover"]
+    names = [s.sample_id for s in samples]
+    assert names == ["o1:0.0", "o1:0.1", "o1:1", "o2:1"]  # the oracle's form step is two decisions
+    radio, fill, done, back = samples
+    assert (radio.weight, radio.advantage, done.weight, done.advantage) == (1.0, 0.2, 0.5, 0.0)
+    assert radio.fields == [] and len(fill.fields) == 1
+    options = [None, *(p.text for p in phrases(tasks.at[0, "text"], "Checkout\nFull name"))]
+    assert options[fill.typed[0]] == "Ada Lovelace"
+    assert fill.flat.scalars[fill.chosen, :len(KINDS)].argmax() == KINDS.index("fill")
+    # The radio click is in the fill's history (the step's first decision), not in its own.
+    assert not radio.flat.history.any() and fill.flat.history.any()
+
+
+def test_only_accepted_steps_become_samples_and_missing_tasks_are_reported(embed):
+    trajectories, tasks = _frames()
+    accepted = pd.DataFrame({"trajectory_id": ["o1"], "t": [1], "weight": [1.0], "advantage": [0.0]})
+    samples, problems = scorer_samples(_steps(), trajectories, tasks, accepted, embed)
+    assert [s.sample_id for s in samples] == ["o1:1"] and problems == []
+    samples, problems = scorer_samples(_steps(), trajectories, tasks.iloc[:0], accepted, embed)
+    assert samples == [] and problems == ["o1: no trajectory or task row"]
+    with pytest.raises(ValueError, match="several rows for step o1:1"):
+        scorer_samples(_steps(), trajectories, tasks, pd.concat([accepted, accepted]), embed)
+
+
+def test_a_trained_scorer_is_recorded_in_the_checkpoints_table(lake):
+    scorer = train_scorer(init_scorer(_tiny()), _planted(8), replaced(SCORER_RECIPE, epochs=1)).scorer
+    record_checkpoint(lake, scorer, "/ckpt/x", 2, "filtered_bc", {"train/loss": 1.5}, run_id="train-2")
+    row = lake.read_table("checkpoints").iloc[0]
+    assert (row["checkpoint_id"], row["base"], row["iteration"]) == (scorer.checkpoint_id, "scorer-init-s1", 2)
+    assert quality.validate(lake, ["checkpoints"]) == []

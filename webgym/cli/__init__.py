@@ -1,0 +1,86 @@
+"""The `webgym` command: one module per command group (below), what they share in `common`. Every
+subcommand has --help; global options come before the subcommand.
+
+The command line is the top of the import graph: it may call flows, their stage drivers and the
+runtime; nothing below imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.logging import RichHandler
+
+from webgym.cli.common import err_console
+from webgym.cli.evaluate import evaluate_command
+from webgym.cli.judge import judge_app
+from webgym.cli.lake import init, lake_app, quality
+from webgym.cli.llm import llm_app
+from webgym.cli.models import models_app
+from webgym.cli.nightly import nightly
+from webgym.cli.rollout import bench_app, rollout_command
+from webgym.cli.serve import serve_command, server_command
+from webgym.cli.sites import sites_app
+from webgym.cli.taskset import ingest, taskset_app
+from webgym.cli.train import export_samples_command, train_command
+from webgym.cli.warehouse import report, sql, warehouse_app
+from webgym.config import ConfigError, load_config
+from webgym.prefect_env import configure_prefect
+
+app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
+                  no_args_is_help=True, pretty_exceptions_enable=False)
+app.add_typer(lake_app, name="lake")
+app.add_typer(warehouse_app, name="warehouse")
+app.add_typer(llm_app, name="llm")
+app.add_typer(taskset_app, name="taskset")
+app.add_typer(models_app, name="models")
+app.add_typer(judge_app, name="judge")
+app.add_typer(sites_app, name="sites")
+app.command()(ingest)
+app.command("rollout")(rollout_command)
+app.command("evaluate")(evaluate_command)
+app.command("export-samples")(export_samples_command)
+app.command("train")(train_command)
+app.add_typer(bench_app, name="bench")
+app.command("serve")(serve_command)
+app.command("server")(server_command)
+app.command()(sql)
+app.command()(quality)
+app.command()(init)
+app.command()(report)
+app.command()(nightly)
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    config: Annotated[Path | None, typer.Option(help="Profile YAML (default configs/local.yaml).")] = None,
+    data_dir: Annotated[str | None, typer.Option(
+        help="Lake root, path or fsspec URL (default: env WEBGYM_DATA, else the profile's lake.data_dir).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
+                        handlers=[RichHandler(console=err_console, show_path=False)], force=True)
+    for noisy in ("httpx", "httpx2", "openai", "great_expectations", "prefect", "filelock", "fsspec"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_prefect()
+    try:
+        ctx.obj = {"config": load_config(config, data_dir), "config_path": str(config) if config else None}
+    except ConfigError as error:
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+
+
+def run() -> None:
+    """Entry point that turns configuration and schema errors into clear one-line messages."""
+    from schemas import SchemaError
+
+    try:
+        app()
+    except (ConfigError, SchemaError) as error:
+        err_console.print(f"[red]{error}[/red]")
+        sys.exit(2)

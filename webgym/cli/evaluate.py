@@ -1,0 +1,39 @@
+"""`webgym evaluate`: a checkpoint on the held-out test split, success by band and domain."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from webgym.cli.common import config_of, config_path_of, console
+
+
+def _table(title: str, rows: list[dict], column: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for name in (column, "episodes", "successes", "success"):
+        table.add_column(name, justify="left" if name == column else "right")
+    for row in rows:
+        table.add_row(str(row[column]), str(row["episodes"]), str(row["successes"]), f"{row['success_rate']:.1%}")
+    return table
+
+
+def evaluate_command(
+    ctx: typer.Context,
+    checkpoint: Annotated[str | None, typer.Option(
+        help="Checkpoint directory to evaluate (default: the profile's policy as configured).")] = None,
+    iteration: Annotated[int | None, typer.Option(
+        help="Iteration the evals rows belong to (default: the newest in the lake).")] = None,
+    size: Annotated[int | None, typer.Option(
+        help="Held-out tasks (a seeded sample, the same every time; default: all of the test split).")] = None,
+) -> None:
+    """Roll out a checkpoint greedily on the OOD test split, judge it, record evals, print success."""
+    from flows.evaluate import evaluate
+
+    report = evaluate(checkpoint=checkpoint, iteration=iteration, size=size, config_path=config_path_of(ctx),
+                      data_dir=config_of(ctx).lake.data_dir)
+    console.print(f"evaluated {', '.join(report.policy_versions) or 'nothing'} at iteration {report.iteration}: "
+                  f"{report.episodes} episodes, success {report.success_rate:.1%}")
+    console.print(_table("by difficulty band", report.by_band, "difficulty_band"))
+    console.print(_table("by domain", report.by_domain, "domain"))

@@ -1,0 +1,75 @@
+"""`webgym init`, `webgym quality` and `webgym lake ...`: create, check and maintain the Parquet lake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from webgym.cli.common import config_of, console, err_console, lake_of
+
+lake_app = typer.Typer(help="Maintain the Parquet lake.", no_args_is_help=True)
+
+
+def quality(
+    ctx: typer.Context,
+    tables: Annotated[list[str] | None, typer.Argument(help="Tables to check (default: all).")] = None,
+) -> None:
+    """Run the data-quality suites; print each violation with example rows; exit 1 on any."""
+    from schemas import SchemaError
+    from webgym import quality as dq
+
+    lake = lake_of(ctx, must_exist=True)
+    try:
+        violations = dq.validate(lake, tables)
+    except SchemaError as error:
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    for violation in violations:
+        console.print(f"[red]FAIL[/red] {violation}")
+    if violations:
+        console.print(f"[red]{len(violations)} violation(s)[/red]")
+        raise typer.Exit(1)
+    console.print(f"[green]all data-quality suites passed[/green] ({', '.join(tables or ['all tables'])})")
+
+
+def init(ctx: typer.Context) -> None:
+    """Create the lake's tables and warehouse.duckdb (idempotent)."""
+    from webgym import warehouse
+
+    lake = lake_of(ctx)
+    lake.init()
+    config = config_of(ctx)
+    path = warehouse.build(lake, Path(config.warehouse.path), tuple(config.judge.priority))
+    console.print(f"lake ready at {lake.root}; warehouse at {path}")
+
+
+@lake_app.command("compact")
+def lake_compact(
+    ctx: typer.Context,
+    tables: Annotated[list[str] | None, typer.Argument(help="Tables to compact (default: all).")] = None,
+    min_files: Annotated[int | None, typer.Option(help="Only tables with at least this many parts.")] = None,
+) -> None:
+    """Merge small Parquet parts; prints row counts and checksums before and after."""
+    from schemas import TABLES
+
+    lake = lake_of(ctx, must_exist=True)
+    threshold = min_files or config_of(ctx).lake.compact_min_files
+    names = tables or list(TABLES)
+    with Progress(console=err_console, transient=True) as progress:
+        for name in progress.track(names, description="compacting"):
+            result = lake.compact(name, threshold)
+            same = result.rows_before == result.rows_after and result.checksum_before == result.checksum_after
+            console.print(f"{name}: {result.files_before} -> {result.files_after} files, "
+                          f"{result.rows_after} rows, checksum {'unchanged' if same else 'CHANGED'}")
+            if not same:
+                raise typer.Exit(1)
+
+
+@lake_app.command("recover")
+def lake_recover(ctx: typer.Context) -> None:
+    """Commit what crashed writers journaled and finish interrupted compactions."""
+    rows = lake_of(ctx, must_exist=True).recover()
+    console.print(f"recovered {rows} journaled row(s)")

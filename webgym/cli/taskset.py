@@ -1,0 +1,211 @@
+"""`webgym ingest` and `webgym taskset ...`: building the task set from benchmark files."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from stages.ingest import ADAPTERS
+from webgym.cli.common import (OutputFormat, config_of, config_path_of, console, err_console, lake_of,
+                               print_frame)
+from webgym.config import replaced
+
+SOURCES_HELP = "; ".join(f"{a.name}: {a.summary}" for a in ADAPTERS.values())
+
+taskset_app = typer.Typer(help="Build and inspect the task set: dedup, annotation, decomposition, split, export.",
+                          no_args_is_help=True)
+
+
+def _mapping(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        field, sep, column = pair.partition("=")
+        if not sep or not field.strip() or not column.strip():
+            raise typer.BadParameter(f"--map takes FIELD=COLUMN, got {pair!r}")
+        mapping[field.strip()] = column.strip()
+    return mapping
+
+
+def _quiet_embedding_logs() -> None:
+    for noisy in ("faiss.loader", "sentence_transformers"):  # both announce every load at INFO
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def ingest(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Task files (and, for WebVoyager, its answer file).",
+                                                exists=True, dir_okay=False)],
+    source: Annotated[str, typer.Option(help=f"Source format: auto (detected from the file's shape), "
+                                             f"or one of: {SOURCES_HELP}.")] = "auto",
+    column_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="generic source: FIELD=COLUMN (fields: text, id, website, start_url, reference_answer, "
+                      "domain, subdomain, difficulty, evaluation). Repeatable.")] = None,
+    show_bad: Annotated[int, typer.Option(help="Bad records to print per file.")] = 20,
+) -> None:
+    """Read benchmark task files into seed_tasks; print per file: records read, ingested, present, bad."""
+    from flows.build_taskset import ingest_inputs
+    from stages.ingest import IngestError
+
+    lake = lake_of(ctx)
+    try:
+        reports = ingest_inputs.fn(config_of(ctx), [str(p) for p in paths], source, _mapping(column_map or []))
+    except IngestError as error:
+        err_console.print(f"[red]{escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
+    for report in reports:
+        if source == "auto":
+            console.print(f"{escape(report.file)}: source [bold]{report.source}[/bold] (detected)")
+        console.print(f"{escape(report.file)} ({report.source}): {report.read} read, {report.ingested} ingested, "
+                      f"{report.present} already present, {len(report.bad)} bad")
+        for bad in report.bad[:show_bad]:
+            console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
+        if len(report.bad) > show_bad:
+            console.print(f"  ... and {len(report.bad) - show_bad} more")
+    total_bad = sum(len(report.bad) for report in reports)
+    console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
+                  + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
+
+
+@taskset_app.command()
+def dedup(
+    ctx: typer.Context,
+    threshold: Annotated[float | None, typer.Option(help="Override taskset.dedup.threshold.")] = None,
+    eval_source: Annotated[list[str] | None, typer.Option(
+        help="Evaluation benchmark whose near-duplicates are dropped (repeatable; overrides "
+             "taskset.dedup.eval_sources).")] = None,
+) -> None:
+    """Find exact and near-duplicate seed tasks; record each dropped task in the duplicates table."""
+    _quiet_embedding_logs()
+    from flows.build_taskset import find_duplicates
+
+    config = config_of(ctx)
+    lake_of(ctx, must_exist=True)
+    settings = replaced(config.taskset.dedup, threshold=threshold, eval_sources=eval_source or None)
+    result = find_duplicates.fn(config.model_copy(update={
+        "taskset": config.taskset.model_copy(update={"dedup": settings})}))
+    console.print(f"{result.seeds} seed tasks: {result.seeds - result.duplicates} kept, {result.duplicates} duplicates "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(result.kinds.items())) or 'none'}); "
+                  f"{result.new} new row(s) in duplicates; embedded {result.embedded} text(s), "
+                  f"{result.cached} from the cache")
+
+
+@taskset_app.command()
+def annotate(ctx: typer.Context) -> None:
+    """Annotate seed tasks not in tasks yet: website, domain, rubric (LLM where the source lacks them)."""
+    from flows.build_taskset import annotate_seeds
+
+    lake_of(ctx, must_exist=True)
+    summary = annotate_seeds.fn(config_of(ctx))
+    console.print(f"{summary.annotated} of {summary.pending} pending seed task(s) annotated, {summary.asked_llm} "
+                  f"with the LLM ({summary.llm}); {len(summary.bad)} bad")
+    for bad in summary.bad:
+        console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
+
+
+@taskset_app.command()
+def build(
+    ctx: typer.Context,
+    inputs: Annotated[list[Path] | None, typer.Argument(
+        help="Benchmark task files; none: the shipped synthetic sites' goals.", exists=True, dir_okay=False)] = None,
+    source: Annotated[str, typer.Option(help="Source format of the inputs (as for `webgym ingest`).")] = "auto",
+    column_map: Annotated[list[str] | None, typer.Option(
+        "--map", help="generic source: FIELD=COLUMN, as for `webgym ingest`. Repeatable.")] = None,
+    test_websites: Annotated[int | None, typer.Option(help="Override taskset.split.test_websites.")] = None,
+) -> None:
+    """Run the build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, quality-gated."""
+    _quiet_embedding_logs()
+    from flows.build_taskset import build_taskset
+
+    report = build_taskset(inputs=[str(p) for p in inputs or []] or None, source=source,
+                           column_map=_mapping(column_map or []), test_websites=test_websites,
+                           config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir)
+    console.print(f"task set built: {report.ingested} seed task(s) ingested ({report.already_ingested} already "
+                  f"there), {report.duplicates} new duplicate(s), {report.annotated} annotated ({report.asked_llm} "
+                  f"with the LLM: {report.llm}), {report.decomposed} decomposed")
+    console.print("split: " + ", ".join(f"{k} {v}" for k, v in sorted(report.splits.items()))
+                  + f"; {report.test_websites} test website(s)")
+    for bad in report.bad_records:
+        console.print(f"  [yellow]bad[/yellow] {escape(bad)}", soft_wrap=True)
+
+
+@taskset_app.command()
+def plan(
+    ctx: typer.Context,
+    rubric_file: Annotated[Path, typer.Argument(help='Rubric JSON as the tasks table stores it: '
+                                                     '{"groups": [{"description": ..., "facts": [...]}, ...]}.')],
+    cap: Annotated[int | None, typer.Option(help="Most subsets to plan (default taskset.decompose."
+                                                 "max_subsets_per_task; 0 for no cap).")] = None,
+) -> None:
+    """Print WebGym Algorithm 1's decomposition plan of a rubric as JSON (no LLM):
+    [{"groups": [indices], "difficulty": n}, ...]."""
+    import json
+
+    from pydantic import ValidationError
+
+    from schemas.rubric import Rubric
+    from stages.decompose import decomposition_plan
+
+    try:
+        rubric = Rubric.model_validate_json(rubric_file.read_text(encoding="utf-8-sig"))
+    except OSError as error:
+        err_console.print(f"[red]cannot read {escape(str(rubric_file))}: {escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'rubric'}: {e['msg']}" for e in error.errors()[:5])
+        err_console.print(f"[red]{escape(str(rubric_file))} is not a rubric ({escape(problems)})[/red]")
+        raise typer.Exit(2) from None
+    limit = config_of(ctx).taskset.decompose.max_subsets_per_task if cap is None else (cap or None)
+    typer.echo(json.dumps([s.as_json() for s in decomposition_plan(rubric, limit)]))
+
+
+@taskset_app.command()
+def decompose(ctx: typer.Context) -> None:
+    """Add the decomposed tasks of every original task with a rubric not decomposed yet (template texts; no LLM)."""
+    from flows.build_taskset import decompose_tasks
+
+    lake_of(ctx, must_exist=True)
+    result = decompose_tasks.fn(config_of(ctx))
+    console.print(f"{result.added} decomposed task(s) added ({result.existing} already there) "
+                  f"from {result.parents} parent(s)")
+
+
+@taskset_app.command()
+def stats(ctx: typer.Context) -> None:
+    """Print task counts by source, difficulty band (easy 1-3, medium 4-6, hard 7+), domain and split."""
+    from webgym import warehouse
+
+    lake = lake_of(ctx, must_exist=True)
+    for view, title in (("tasks_by_source", "by source"), ("tasks_by_band", "by difficulty band"),
+                        ("tasks_by_domain", "by domain"), ("tasks_by_split", "by split")):
+        console.print(f"[bold]tasks {title}[/bold]")
+        print_frame(warehouse.query(lake, f"SELECT * FROM {view}"), OutputFormat.table)
+
+
+@taskset_app.command()
+def export(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option(help="JSON Lines file to write.")],
+    format_: Annotated[str, typer.Option("--format", help="Layout: webgym (WebGym's task JSONL).")] = "webgym",
+    split: Annotated[str | None, typer.Option(help="Only tasks of this split (train or test).")] = None,
+) -> None:
+    """Write the tasks table in another harness's task layout (fact groups in evaluator_reference)."""
+    import json
+
+    from stages.export import FORMATS
+
+    if format_ not in FORMATS:
+        err_console.print(f"[red]unknown format {format_!r}; formats are {', '.join(FORMATS)}[/red]")
+        raise typer.Exit(2)
+    tasks = lake_of(ctx, must_exist=True).read_table("tasks")
+    if split is not None:
+        tasks = tasks[tasks["split"] == split]
+    records = FORMATS[format_](tasks)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    tmp.replace(out)
+    console.print(f"{len(records)} task(s) written to {escape(str(out))} ({format_} layout)")

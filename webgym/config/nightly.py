@@ -1,0 +1,51 @@
+"""The `nightly` block: what one run of the nightly flow does."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from webgym.config.base import Section
+
+
+class NightlyConfig(Section):
+    """What one run of the nightly flow does (flows/nightly.py)."""
+
+    iterations: int = Field(
+        default=1, ge=0,
+        description="Iterations per run (rollout -> judge -> accept -> train -> serve -> evaluate); the next "
+                    "run continues from the last finished one. 0: only recover, check, rebuild warehouse and report.")
+    episodes: int = Field(
+        default=64, ge=1, description="Training tasks rolled out per iteration (times rollout.group_size episodes).")
+    eval_tasks: int | None = Field(
+        default=None, ge=1,
+        description="Held-out test tasks evaluated after each iteration (a seeded sample, the same every time); "
+                    "null: the whole test split.")
+    warm_start_tasks: int = Field(
+        default=0, ge=0,
+        description="Iteration 0 of a fresh lake: oracle demonstrations on this many train tasks, then the SFT "
+                    "warm start (OpenWebRL 4.2, AutoWebWorld); 0: no warm start, iteration 0 rolls out the policy.")
+    warm_start_epochs: int | None = Field(
+        default=None, ge=1,
+        description="Epochs of the warm start's SFT on the oracle demonstrations (a few dozen demonstrations "
+                    "want more passes than an iteration's rollouts); null: the training epochs of the profile.")
+    evaluate_untrained: bool = Field(
+        default=True,
+        description="Before the first training of a fresh lake, evaluate the starting policy too, so the report "
+                    "shows the warm-start gain and the gain from the policy's own rollouts apart.")
+    grpo_max_rounds: int = Field(
+        default=2, ge=0,
+        description="grpo: extra rollout rounds of the missing number of tasks while accept still lacks effective "
+                    "groups (DAPO dynamic sampling), before training on what there is.")
+    build_taskset: bool = Field(
+        default=True,
+        description="Run build_taskset first (idempotent: ingests and annotates only what is new; without inputs "
+                    "it builds the synthetic task set of the shipped sites).")
+    dispatch: Literal["local", "deployments"] = Field(
+        default="local",
+        description="How the nightly run starts its stages. local: each flow runs as a subflow in the nightly "
+                    "process (no server needed). deployments: each flow runs as its prefect.yaml deployment "
+                    "`<flow>/<flow>` on the work pool that fits it (browser-cpu, gpu-train, gpu-serve), started "
+                    "with run_deployment and waited for; needs PREFECT_API_URL, workers (or `webgym server`) and "
+                    "flow results persisted where the nightly process can read them (prefect.yaml's job_variables).")

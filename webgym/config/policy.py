@@ -1,0 +1,68 @@
+"""The `policy` block: which policy acts in rollouts, its prompt and decoding, and the scorer's model."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from webgym.config.base import ProjectPath, Section
+
+PolicyKind = Literal["chat", "local", "scorer", "oracle", "random"]
+
+
+class ContextConfig(Section):
+    """How a text policy's context is built (the `policy.context` block of a profile)."""
+
+    prompt: str = Field(default="agent_memory", description="Prompt file under webgym/prompts/ (agent_memory or agent_qwen).")
+    screenshots: int = Field(default=1, ge=1, description="Latest screenshots kept in context (OpenWebRL keeps 1).")
+    normalized_coordinates: bool = Field(default=False, description="Tell the model coordinates are 0-1000 (Qwen3-VL).")
+
+
+class SamplingConfig(Section):
+    """Decoding settings of text policies (WebGym Table 6 defaults)."""
+
+    temperature: float = Field(default=1.0, ge=0, description="Sampling temperature; 0 is greedy (and cacheable).")
+    top_p: float = Field(default=0.99, gt=0, le=1, description="Nucleus sampling.")
+    top_k: int | None = Field(default=None, ge=1, description="Top-k sampling (vLLM and local models only).")
+    max_tokens: int = Field(default=1024, ge=1, description="Longest response.")
+    logprobs: bool = Field(default=True, description="Ask for token logprobs (recorded on steps for RL).")
+
+
+class ScorerConfig(Section):
+    """The small policy that learns on a laptop: an MLP over MiniLM embeddings that scores every
+    set-of-marks action candidate of a page (webgym/policies/scorer/). It trains with the profile's
+    `train` block, like every policy that learns."""
+
+    checkpoint: str | None = Field(
+        default=None, description="Scorer checkpoint directory to load (config.json + model.safetensors); null: "
+                                  "a fresh, untrained scorer initialised from `seed`.")
+    seed: int = Field(default=0, description="Seed of the initial weights and of the rollout sampler.")
+    hidden: int = Field(default=256, ge=8, description="Width of the MLP's hidden layers.")
+    dropout: float = Field(default=0.1, ge=0, lt=1, description="Dropout in training (off when acting).")
+    history: int = Field(default=3, ge=0, description="Earlier actions the scorer reads (their mean embedding).")
+    temperature: float = Field(
+        default=1.0, gt=0, description="Softmax temperature of the candidates' scores when sampling (rollouts).")
+    greedy: bool = Field(
+        default=False, description="Take the best-scored candidate instead of sampling (set it for evaluation).")
+    embedding_cache: ProjectPath | None = Field(
+        default=".cache/scorer-embeddings",
+        description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
+                    "to the project): rollouts embed each text once and training reads them back instead of "
+                    "embedding the replay pool again every iteration; null: in memory only.")
+
+
+class PolicyConfig(Section):
+    """Which policy acts in rollouts (the `policy` block of a profile)."""
+
+    kind: PolicyKind = Field(
+        default="oracle", description="chat: the llm `policy` endpoints; local: `checkpoint` in-process; "
+                                      "scorer: the set-of-marks scorer of the `scorer` block (learns on CPU); "
+                                      "oracle: shortest paths on the synthetic sites; random: a floor.")
+    checkpoint: str | None = Field(default=None, description="Checkpoint directory for `local` (Hugging Face layout).")
+    device: str = Field(default="auto", description="torch device for `local`: auto, cpu, cuda:0.")
+    epsilon: float = Field(default=0.0, ge=0, le=1, description="Oracle: probability of a random valid action instead.")
+    seed: int = Field(default=0, description="Seed of the oracle's noise, the random policy and local sampling.")
+    context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt and context of text policies.")
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Decoding of text policies.")
+    scorer: ScorerConfig = Field(default_factory=ScorerConfig, description="The set-of-marks scorer (kind scorer).")

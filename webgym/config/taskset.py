@@ -1,0 +1,116 @@
+"""The `taskset` block: dedup, annotation, decomposition, split and sampling of the task set."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from webgym.config.base import ProjectPath, Section
+
+
+class DedupConfig(Section):
+    """Exact and near-duplicate task filtering (WebGym's seed merge, OpenWebRL's task filtering)."""
+
+    threshold: float = Field(
+        default=0.9, gt=0, le=1,
+        description="Cosine similarity (MiniLM sentence embeddings) at or above which two task texts are "
+                    "near-duplicates. Lower drops more paraphrases and more distinct tasks; see benchmarks/dedup.py.")
+    same_constraints: bool = Field(
+        default=True,
+        description="Near-duplicates must mention the same numbers (dates, prices, counts) and the same kinds of "
+                    "constraint words (cheapest / most expensive, over / under, with / without): embeddings "
+                    "barely see '100 reviews' vs '500 reviews' or 'cheapest' vs 'most expensive', the task does.")
+    eval_sources: list[str] = Field(
+        default_factory=list,
+        description="Evaluation benchmarks (source names, e.g. [webvoyager, online-mind2web]): every other task "
+                    "within the threshold of one of their tasks is dropped as eval_overlap.")
+    source_priority: list[str] = Field(
+        default=["synthetic", "webgym", "online-mind2web", "mind2web-live", "mind2web2", "webvoyager", "webarena",
+                 "gaia", "browsecomp", "deepshop", "travelplanner", "agentsynth", "insta", "pae", "generic"],
+        description="Which copy of a duplicate survives: sources earlier in the list first (human-verified "
+                    "benchmarks before synthetic proposals); evaluation sources always come first.")
+    cache_dir: ProjectPath = Field(
+        default=".cache/embeddings",
+        description="Embedding cache keyed by text hash (relative to the project); reruns embed only new texts.")
+    batch_size: int = Field(default=64, ge=1, description="Texts per embedding batch.")
+    precision: Literal["float32", "bfloat16", "auto"] = Field(
+        default="auto",
+        description="MiniLM arithmetic: auto takes bfloat16 where the CPU computes it natively (2.5x faster on "
+                    "AVX512-BF16, cosine 0.9999 to float32), float32 elsewhere; each precision has its own cache.")
+    exact_search_below: int = Field(
+        default=20000, ge=1,
+        description="Task counts below this use exact search; above it an IVF index (approximate).")
+    nprobe: int = Field(default=16, ge=1, description="IVF cells searched per query: higher finds more, slower.")
+    exempt_sources: list[str] = Field(
+        default=["synthetic"],
+        description="Sources never dropped nor embedded: their tasks differ by construction (synthetic goals have "
+                    "distinct exact checks, however alike their template texts read).")
+
+
+class AnnotateConfig(Section):
+    """Annotation of seed tasks: website and start URL, domain and subdomain, rubric as fact groups."""
+
+    purpose: str = Field(
+        default="rubric",
+        description="LLM purpose of the annotation calls: llm.endpoints.<purpose>, else llm.default.")
+    batch_size: int = Field(
+        default=256, ge=1,
+        description="Tasks annotated concurrently and then written as one part: an interrupted run keeps every "
+                    "finished batch (LLM concurrency itself is bounded per endpoint by llm max_concurrency).")
+    max_tokens: int = Field(
+        default=2048, ge=256,
+        description="Completion limit per annotation; an answer cut off at it is invalid and asked again.")
+
+
+class DecomposeConfig(Section):
+    """WebGym Algorithm 1: easier tasks from proper subsets of a task's fact groups."""
+
+    max_subsets_per_task: int = Field(
+        default=20, ge=1,
+        description="Cap on decomposed tasks per parent (a task with n groups has up to 2^n - 2 subsets); the "
+                    "plan keeps the subsets with the fewest groups first.")
+    exclude_sources: list[str] = Field(
+        default=["pae", "agentsynth"],
+        description="Sources not decomposed: WebGym limits synthesis for PAE-WebVoyager and AgentSynth, whose "
+                    "tasks are already synthetic and near-duplicate.")
+
+
+class SplitConfig(Section):
+    """WebGym's out-of-distribution test split by website."""
+
+    test_websites: int = Field(default=1167, ge=0, description="Distinct websites held out for the test set "
+                                                               "(WebGym: 1,167).")
+    tasks_per_test_website: int = Field(default=1, ge=1, description="Test tasks drawn per held-out website "
+                                                                     "(WebGym: 1).")
+    whole_site_sources: list[str] = Field(
+        default=["synthetic"],
+        description="Sources whose held-out websites give all their (original) tasks to the test set.")
+    held_out_websites: list[str] | None = Field(
+        default=["streambox-b.test", "devtalk-b.test", "mail-b.test", "rail-b.test", "greenpantry-b.test",
+                 "shop-b.test"],
+        description="Websites of whole_site_sources held out by name: only these of those sources' websites are "
+                    "test websites, and the random draw covers the other sources' websites. The default is one "
+                    "shipped synthetic site of each graph (acct-b, forum-b, mail-b, rail-b, recipes-b, shop-b). "
+                    "Null: whole-site sources' websites join the random draw.")
+    seed: int = Field(default=0, description="Seed of the draw of test websites and tasks.")
+
+
+class SampleConfig(Section):
+    """How training batches are drawn from the task set."""
+
+    ratio: dict[str, float] | None = Field(
+        default={"easy": 2, "medium": 5, "hard": 3},
+        description="Relative weight of the difficulty bands easy (1-3 facts), medium (4-6), hard (7+) in a batch; "
+                    "null draws uniformly over tasks.")
+    seed: int = Field(default=0, description="Seed of the draw; the same seed gives the same batch.")
+
+
+class TasksetConfig(Section):
+    """Task-set construction: dedup, annotation, decomposition, split, sampling."""
+
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
+    decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)
+    split: SplitConfig = Field(default_factory=SplitConfig)
+    sample: SampleConfig = Field(default_factory=SampleConfig)

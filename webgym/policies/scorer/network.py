@@ -1,0 +1,69 @@
+"""The scorer's network: two small MLPs, one scoring a step's candidates, one scoring the options of a
+fill's text fields."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from webgym.embeddings import DIM
+from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
+
+
+class _MLP(nn.Module):
+    """Two hidden layers over per-item features plus, broadcast to every item, per-decision context
+    features; the first layer is split so the context is projected once per decision, not per item."""
+
+    def __init__(self, item_inputs: int, context_inputs: int, hidden: int, dropout: float) -> None:
+        super().__init__()
+        self.item = nn.Linear(item_inputs, hidden)
+        self.context = nn.Linear(context_inputs, hidden, bias=False)
+        self.rest = nn.Sequential(nn.GELU(), nn.Dropout(dropout), nn.Linear(hidden, hidden), nn.GELU(),
+                                  nn.Dropout(dropout), nn.Linear(hidden, 1))
+
+    def forward(self, items: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        """(B, N, I), (B, C) -> (B, N)."""
+        return self.rest(self.item(items) + self.context(context)[:, None, :]).squeeze(-1)
+
+
+
+class ScorerNet(nn.Module):
+    """Two MLPs: candidate scores (one per candidate) and fill-field option scores."""
+
+    def __init__(self, hidden: int = 256, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.flat = _MLP(4 * DIM + FLAT_SCALARS, 3 * DIM, hidden, dropout)
+        self.field = _MLP(4 * DIM + FIELD_SCALARS, DIM, max(hidden // 2, 8), dropout)
+
+    def candidate_scores(self, task: torch.Tensor, page: torch.Tensor, history: torch.Tensor,
+                         candidates: torch.Tensor, scalars: torch.Tensor) -> torch.Tensor:
+        """(B, D) x3, (B, N, D), (B, N, S) -> (B, N) logits."""
+        items = torch.cat([candidates, task[:, None] * candidates, page[:, None] * candidates,
+                           history[:, None] * candidates, scalars], dim=-1)  # (B, N, 4D + S)
+        return self.flat(items, torch.cat([task, page, history], dim=-1))
+
+    def option_scores(self, label: torch.Tensor, options: torch.Tensor, contexts: torch.Tensor,
+                      scalars: torch.Tensor) -> torch.Tensor:
+        """(F, D), (F, M, D) x2, (F, M, S) -> (F, M) logits."""
+        items = torch.cat([options, contexts, label[:, None] * options, label[:, None] * contexts, scalars], dim=-1)
+        return self.field(items, label)
+
+
+
+def _tensor(array: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.asarray(array, dtype=np.float32))
+
+
+
+def candidate_logits(net: ScorerNet, flat: FlatFeatures) -> torch.Tensor:
+    """(N,) scores of one decision's candidates."""
+    return net.candidate_scores(_tensor(flat.task)[None], _tensor(flat.page)[None], _tensor(flat.history)[None],
+                                _tensor(flat.candidates)[None], _tensor(flat.scalars)[None])[0]
+
+
+
+def option_logits(net: ScorerNet, field: FieldFeatures) -> torch.Tensor:
+    """(M,) scores of one field's options."""
+    return net.option_scores(_tensor(field.label)[None], _tensor(field.options)[None], _tensor(field.contexts)[None],
+                             _tensor(field.scalars)[None])[0]
