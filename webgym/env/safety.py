@@ -19,6 +19,8 @@ from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import BrowserContext, Frame, Route
 
+from webgym.sites.server import HARNESS_PATH
+
 log = logging.getLogger(__name__)
 
 BROWSER_PAGES = ("about:", "chrome-error://")
@@ -97,6 +99,9 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
         if policy.is_site(url):
             # Our own site server: Chromium resolves its host names (route.fetch would resolve
             # them in Playwright's driver, where the --host-resolver-rules mapping does not apply).
+            # Its harness endpoints answer the agent with a plain 404; the attempt is recorded.
+            if urlsplit(url).path.startswith(HARNESS_PATH):
+                violations.add(url, "the site server's harness endpoints are not for agents")
             await route.continue_()
             return
         try:
