@@ -1,13 +1,14 @@
 """Where an agent's browser may go.
 
-Every request the page makes passes `UrlPolicy.refusal`: only http(s) (and about:blank), never
-file:, chrome:, data:, javascript: navigations; never private, loopback, link-local or reserved
-addresses, except the configured synthetic-site hosts. `guard_context` enforces it on a browser
-context in three places, because each alone has a gap: tools check URLs before they navigate,
-a route handler vets every request and every redirect hop (Playwright routes see only the first
-hop of a chain, so redirects are followed here, one hop at a time; the trusted site server's own
-requests pass straight to Chromium), and a navigation monitor
-catches schemes that never reach the network (data:, file:).
+Every request the page makes passes `UrlPolicy.refusal`, which judges a URL as Chromium reads it
+(webgym/env/urls.py): only http(s) (and about:blank), never file:, chrome:, data:, javascript:,
+view-source: in any letter case; never a private, loopback, link-local, reserved, multicast or
+unspecified address however it is written, except the configured synthetic-site hosts and allowed
+hosts. `guard_context` enforces it on a browser context in three places, because each alone has a
+gap: tools check URLs before they navigate, a route handler vets every request and every redirect
+hop (Playwright routes see only the first hop of a chain, so redirects are followed here, one hop
+at a time; the trusted site server's own requests pass straight to Chromium), and a navigation
+monitor catches schemes that never reach the network (data:, file:).
 """
 
 from __future__ import annotations
@@ -19,13 +20,32 @@ from urllib.parse import urljoin, urlsplit
 
 from playwright.async_api import BrowserContext, Frame, Route
 
+from webgym.env.urls import Address, BadUrl, BrowserUrl, read_url
 from webgym.sites.server import HARNESS_PATH
 
 log = logging.getLogger(__name__)
 
 BROWSER_PAGES = ("about:", "chrome-error://")
 """Pages the browser itself shows (blank, failed-navigation errors): not agent navigations."""
-BLOCKED_NAMES = ("localhost", ".localhost", ".local", ".internal", "metadata.google.internal")
+LOCAL_NAMES = ("localhost", ".localhost", ".local", ".internal")
+ADDRESS_KINDS = ("unspecified", "loopback", "link_local", "multicast", "private", "site_local", "reserved")
+"""Address properties (ipaddress's is_...) that put an address off limits, in the order they are named."""
+OFF_LIMITS = "private, loopback, link-local, reserved and multicast"
+PRIVATE_KINDS = ("private", "loopback")
+"""What an allowed host's address may be (self-hosted sites); never link-local (cloud metadata)."""
+
+
+def non_public(address: Address) -> str | None:
+    """What makes an address off limits ('loopback', 'private', ...), or None for a public unicast
+    address; the IPv4 address inside an IPv4-mapped, 6to4 or Teredo address is judged first."""
+    inner = []
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = [a for a in (address.ipv4_mapped, address.sixtofour, (address.teredo or (None, None))[1]) if a]
+    for candidate in (*inner, address):
+        kind = next((k for k in ADDRESS_KINDS if getattr(candidate, f"is_{k}", False)), None)
+        if kind or not candidate.is_global:
+            return (kind or "non-global").replace("_", "-")
+    return None
 
 
 @dataclass(frozen=True)
@@ -36,41 +56,50 @@ class UrlPolicy:
     """Host names (or host:port) of our synthetic sites: allowed although they map to 127.0.0.1, and
     passed straight to Chromium, which alone resolves their names (our server's redirects are trusted)."""
     allowed_hosts: frozenset[str] = frozenset()
-    """Hosts (or host:port) allowed even on private addresses, e.g. self-hosted WebArena sites;
-    their requests and every redirect hop are still vetted."""
+    """Hosts (or host:port) allowed even on private or loopback addresses, e.g. self-hosted WebArena
+    sites; their connections and every redirect hop are still vetted."""
     allow_public: bool = True
     """Whether public hosts outside site_hosts may be reached (False for the offline profile)."""
 
     def is_site(self, url: str) -> bool:
         """Whether `url` is on one of the configured synthetic-site hosts."""
-        parts = urlsplit(url)
-        return (parts.hostname or "").lower() in self.site_hosts or parts.netloc.lower() in self.site_hosts
+        try:
+            return _listed(self.site_hosts, read_url(url))
+        except BadUrl:
+            return False
 
     def refusal(self, url: str) -> str | None:
         """Why `url` is refused, or None when it is allowed."""
-        if url == "about:blank":
-            return None
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https"):
-            return f"the {scheme or 'empty'}: scheme is not allowed"
-        host = (parts.hostname or "").lower().rstrip(".")
-        if not host:
-            return "the URL has no host"
-        if self.is_site(url) or host in self.allowed_hosts or parts.netloc.lower() in self.allowed_hosts:
-            return None
         try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            address = None
-        if address is not None and (address.is_private or address.is_loopback or address.is_link_local
-                                    or address.is_reserved or address.is_multicast or address.is_unspecified):
-            return f"{host} is a private, loopback or link-local address"
-        if host == "localhost" or any(host.endswith(name) for name in BLOCKED_NAMES if name.startswith(".")):
-            return f"{host} is a local host name"
+            target = read_url(url)
+        except BadUrl as error:
+            return f"a browser would not read it as a URL: {error}"
+        if target.scheme == "about" and target.rest == "blank":
+            return None
+        if target.scheme not in ("http", "https"):
+            return f"the {target.scheme}: scheme is not allowed"
+        if _listed(self.site_hosts, target):
+            return None
+        if target.address is not None:
+            return self._address_reason(target, target.address, target.host)
+        if _listed(self.allowed_hosts, target):
+            return None
+        if target.host == "localhost" or target.host.endswith(LOCAL_NAMES):
+            return f"{target.host} is a local host name"
         if not self.allow_public:
-            return f"{host} is not one of the configured sites"
+            return f"{target.host} is not one of the configured sites"
         return None
+
+    def _address_reason(self, target: BrowserUrl, address: Address, subject: str) -> str | None:
+        kind = non_public(address)
+        if kind is None or (kind in PRIVATE_KINDS and _listed(self.allowed_hosts, target)):
+            return None
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"{subject} is {article} {kind} address ({OFF_LIMITS} addresses are off limits)"
+
+
+def _listed(hosts: frozenset[str], target: BrowserUrl) -> bool:
+    return target.host in hosts or f"{target.host}:{target.port}" in hosts
 
 
 @dataclass
