@@ -78,7 +78,15 @@ def test_policy_rules():
 
 
 def test_allowed_hosts_may_be_private_or_loopback_but_never_link_local():
-    policy = UrlPolicy(allowed_hosts=frozenset({"10.0.0.8:7770", "169.254.169.254"}), allow_public=False)
+    policy = UrlPolicy(allowed_hosts=frozenset({"10.0.0.8:7770", "intranet.example", "127.0.0.1:8080"}),
+                       allow_public=False)
     assert policy.refusal("http://10.0.0.8:7770/admin") is None and policy.refusal("http://0xa000008:7770/") is None
     assert "private" in policy.refusal("http://10.0.0.8:22/")
-    assert "link-local" in policy.refusal("http://169.254.169.254/")
+    assert policy.address_refusal("http://intranet.example/", "10.0.0.9") is None
+    assert policy.address_refusal("http://127.0.0.1:8080/", "127.0.0.1") is None
+    assert "link-local" in policy.address_refusal("http://intranet.example/", "169.254.169.254")
+    public = UrlPolicy()
+    assert "rebind.example resolves to 127.0.0.1, which is a loopback" in public.address_refusal(
+        "http://rebind.example/", "127.0.0.1")
+    assert "link-local" in public.address_refusal("http://meta.example/", "fe80::1%eth0")
+    assert public.address_refusal("http://example.com/", "93.184.216.34") is None
