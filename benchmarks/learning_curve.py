@@ -103,7 +103,7 @@ async def _rollout(lake: Lake, sites: dict[str, Site], tasks: list[TaskSpec], po
     """Roll every task out once (group_size times) in Chromium; the trajectory ids."""
     specs = episode_specs(tasks, iteration, settings, run_key)
     with SiteServer(sites) as server:
-        reader = SiteStateReader(f"{server.host}:{server.port}", set(server.sites))
+        reader = SiteStateReader(server)
         async with async_playwright() as playwright:
             browser = await launch_browser(playwright, site_hosts=server.host_map())
             try:

@@ -4,7 +4,13 @@
 build of its own) with the flags ENVIRONMENT.md found necessary, and host resolver rules that map
 the synthetic sites' host names to the site server (every port of a name goes to the server's
 port, so URLs carry none: http://shop-a.test/) and make every other name fail to resolve, so an
-agent cannot leave the sites it was given. The agent's tools live in webgym/env/actions.py.
+agent cannot leave the sites it was given.
+
+Chromium's own network reaches nothing but the site hosts: everything else (loopback included) is
+sent to a proxy that does not exist, unless a context names its own proxy, as every episode does
+(its egress proxy, webgym/env/egress.py, which vets each connection's address). WebRTC may not use
+UDP outside a proxy, so it has only TCP through that same proxy. The agent's tools live in
+webgym/env/actions.py.
 """
 
 from __future__ import annotations
@@ -16,7 +22,10 @@ from typing import Any
 SYSTEM_CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic",
-                  "--disable-extensions", "--mute-audio"]
+                  "--disable-extensions", "--mute-audio", "--webrtc-ip-handling-policy=disable_non_proxied_udp"]
+NO_EGRESS = "socks5://no-egress.invalid:1"
+"""The launch-wide proxy: a name that never resolves (RFC 6761), so a context without a proxy of its own
+reaches the site hosts (bypassed) and nothing else."""
 VIEWPORT = {"width": 1280, "height": 720}
 
 
@@ -30,7 +39,9 @@ def host_rules(site_hosts: dict[str, str] | None, allow: list[str] | None = None
 
 
 def chromium_args(site_hosts: dict[str, str] | None = None, allow: list[str] | None = None) -> list[str]:
-    return [*CHROMIUM_FLAGS, f"--host-resolver-rules={host_rules(site_hosts, allow)}"]
+    bypass = ";".join([*sorted(site_hosts or {}), "<-loopback>"])  # <-loopback>: loopback goes to the proxy too
+    return [*CHROMIUM_FLAGS, f"--host-resolver-rules={host_rules(site_hosts, allow)}",
+            f"--proxy-server={NO_EGRESS}", f"--proxy-bypass-list={bypass}"]
 
 
 def launch_browser(playwright: Any, site_hosts: dict[str, str] | None = None, headless: bool = True,

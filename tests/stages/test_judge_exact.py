@@ -17,7 +17,8 @@ from webgym.browser import VIEWPORT
 from webgym.config import Config, LakeConfig
 from webgym.env.actions import Browsing
 from webgym.sites.machine import ANSWER, Step
-from webgym.sites.replay import run_step, session_state, settle
+from webgym.sites.harness import StateClient
+from webgym.sites.replay import run_step, settle
 from webgym.sites.tasks import start_url, task_text
 
 
@@ -28,6 +29,7 @@ def play(site, runs: dict[str, tuple[str, list[Step]]]) -> tuple[dict[str, tuple
 
     async def scenario(browser, server) -> None:
         port["value"] = server.port
+        states = StateClient(server)
         for name, (_, steps) in runs.items():
             context = await browser.new_context(viewport=VIEWPORT)
             page = await context.new_page()
@@ -38,8 +40,10 @@ def play(site, runs: dict[str, tuple[str, list[Step]]]) -> tuple[dict[str, tuple
                 assert await run_step(browsing, step) is None, f"{name}: {step}"
                 if step.action != ANSWER:
                     await settle(page)
-            played[name] = (json.dumps(await session_state(page), sort_keys=True), browsing.answer)
+            played[name] = (json.dumps(await states.snapshot(context, site.spec.hostname), sort_keys=True),
+                            browsing.answer)
             await context.close()
+        await states.aclose()
 
     in_chromium([site], scenario)
     return played, port["value"]

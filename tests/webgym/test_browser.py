@@ -1,4 +1,5 @@
-"""Chromium launched for the pipeline: site host names go to the site server, nothing else resolves."""
+"""Chromium launched for the pipeline: site host names go to the site server, nothing else is reached
+(other names and loopback addresses go to a proxy that does not exist)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class _Echo(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-def test_site_host_reaches_the_server_on_any_port_and_other_names_fail():
+def test_site_host_reaches_the_server_on_any_port_and_nothing_else_is_reached():
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     seen: dict[str, str] = {}
@@ -39,7 +40,8 @@ def test_site_host_reaches_the_server_on_any_port_and_other_names_fail():
         async with async_playwright() as playwright:
             browser = await launch_browser(playwright, {"shop-a.test": f"127.0.0.1:{server.server_address[1]}"})
             page = await browser.new_page()
-            for url in ["http://shop-a.test/", "http://shop-a.test:9999/x", "http://example.com/"]:
+            loopback = f"http://127.0.0.1:{server.server_address[1]}/"
+            for url in ["http://shop-a.test/", "http://shop-a.test:9999/x", "http://example.com/", loopback]:
                 try:
                     await page.goto(url, timeout=10_000)
                     seen[url] = await page.inner_text("body")
@@ -53,4 +55,5 @@ def test_site_host_reaches_the_server_on_any_port_and_other_names_fail():
         server.shutdown()
     assert seen["http://shop-a.test/"] == "host shop-a.test"  # no port in the URL or the Host header
     assert seen["http://shop-a.test:9999/x"] == "host shop-a.test:9999"
-    assert "ERR_NAME_NOT_RESOLVED" in seen["http://example.com/"]
+    assert "ERR_PROXY_CONNECTION_FAILED" in seen["http://example.com/"]
+    assert "ERR_PROXY_CONNECTION_FAILED" in seen[f"http://127.0.0.1:{server.server_address[1]}/"]  # the server itself

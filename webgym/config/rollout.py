@@ -32,6 +32,10 @@ class EnvConfig(Section):
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Hosts (or host:port) allowed even on private addresses, e.g. self-hosted "
                                           "WebArena sites; still vetted request by request.")
+    egress_host: str = Field(
+        default="127.0.0.1", description="Address each episode's egress proxy listens on. The browser connects to "
+                                         "it, so with browser_endpoint set use this machine's address as the "
+                                         "browser's machine sees it.")
 
 
 class RolloutConfig(Section):

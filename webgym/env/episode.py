@@ -1,4 +1,5 @@
-"""One episode's browser: an isolated context, observation, tool execution and URL guard.
+"""One episode's browser: an isolated context behind its own egress proxy, observation, tool
+execution and URL guard.
 
 The rollout engine decides when an episode ends; this module only reports facts (answered,
 navigation failed, refused URLs) and never raises for an agent's bad action.
@@ -9,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from playwright.async_api import Browser, BrowserContext, Response
+from playwright.async_api import Browser, BrowserContext, Page, Response
 
 from schemas.steps import Action, Element
 from webgym.config import EnvConfig
 from webgym.env.actions import Browsing, execute
 from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
+from webgym.env.egress import EgressProxy
 from webgym.env.observe import Observation, draw_marks, interactive_elements, page_text, screenshot
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
@@ -32,23 +34,33 @@ class Episode:
         self.browser, self.config, self.policy = browser, config, policy
         self.violations = Violations()
         self._context: BrowserContext | None = None
+        self._egress: EgressProxy | None = None
         self.browsing: Browsing | None = None
         self.document_status: int | None = None
         """HTTP status of the latest main-document response in any tab."""
 
     async def __aenter__(self) -> Episode:
-        viewport = {"width": self.config.viewport_width, "height": self.config.viewport_height}
-        self._context = await self.browser.new_context(
-            viewport=viewport, device_scale_factor=self.config.device_scale_factor)
-        self._context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
-        self._context.set_default_timeout(self.config.action_timeout_s * 1000)
-        await guard_context(self._context, self.policy, self.violations)
-        self._context.on("response", self._on_response)
-        page = await self._context.new_page()
+        try:
+            page = await self._open_context()
+        except BaseException:  # the proxy (and a half-made context) must not outlive a failed start
+            await self.__aexit__()
+            raise
         self.browsing = Browsing(self._context, page, (self.config.viewport_width, self.config.viewport_height),
                                  self.config.normalized_coordinates,
                                  navigation_timeout_s=self.config.navigation_timeout_s, guard=self._refusal)
         return self
+
+    async def _open_context(self) -> Page:
+        """The guarded context behind a fresh egress proxy, and its first page."""
+        viewport = {"width": self.config.viewport_width, "height": self.config.viewport_height}
+        self._egress = await EgressProxy(self.policy, self.violations, self.config.egress_host).start()
+        self._context = await self.browser.new_context(
+            viewport=viewport, device_scale_factor=self.config.device_scale_factor, proxy=self._egress.browser_proxy())
+        self._context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
+        self._context.set_default_timeout(self.config.action_timeout_s * 1000)
+        await guard_context(self._context, self.policy, self.violations)
+        self._context.on("response", self._on_response)
+        return await self._context.new_page()
 
     def _on_response(self, response: Response) -> None:
         request = response.request
@@ -66,8 +78,12 @@ class Episode:
         return reason
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._context is not None:
-            await self._context.close()
+        try:
+            if self._context is not None:
+                await self._context.close()
+        finally:
+            if self._egress is not None:
+                await self._egress.aclose()
 
     @property
     def answer(self) -> str | None:

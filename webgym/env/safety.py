@@ -1,13 +1,20 @@
 """Where an agent's browser may go.
 
-Every request the page makes passes `UrlPolicy.refusal`: only http(s) (and about:blank), never
-file:, chrome:, data:, javascript: navigations; never private, loopback, link-local or reserved
-addresses, except the configured synthetic-site hosts. `guard_context` enforces it on a browser
-context in three places, because each alone has a gap: tools check URLs before they navigate,
-a route handler vets every request and every redirect hop (Playwright routes see only the first
-hop of a chain, so redirects are followed here, one hop at a time; the trusted site server's own
-requests pass straight to Chromium), and a navigation monitor
-catches schemes that never reach the network (data:, file:).
+`UrlPolicy.refusal` judges a URL as Chromium reads it (webgym/env/urls.py): only http(s) (and
+about:blank), never file:, chrome:, data:, javascript:, view-source: in any letter case; never a
+private, loopback, link-local, reserved, multicast or unspecified address however it is written,
+except the configured synthetic-site hosts and allowed hosts. `address_refusal` judges the address a
+name resolved to. They are enforced at four points, because each alone has a gap:
+- tools check URLs before they navigate (the agent reads why);
+- `guard_context`'s route handler vets every request a page makes and records probes of the site
+  server's harness endpoints (the server itself answers them with a plain 404);
+- the episode's egress proxy (webgym/env/egress.py) carries every connection that is not to the
+  site server (page requests, redirect hops, which routes never see, workers, WebSockets, WebRTC
+  over TCP) and connects only to vetted addresses; refused redirect hops are also named, with the
+  URL they came from, by a request listener;
+- a navigation monitor catches schemes that never reach the network (data:, file:), and an init
+  script refuses WebRTC, whose UDP the browser flags switch off (webgym/browser.py).
+Every refusal is recorded in the episode's `Violations`, which the trajectory keeps.
 """
 
 from __future__ import annotations
@@ -15,15 +22,51 @@ from __future__ import annotations
 import ipaddress
 import logging
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
-from playwright.async_api import BrowserContext, Frame, Route
+from playwright.async_api import BrowserContext, Frame, Request, Route
+
+from webgym.env.urls import Address, BadUrl, BrowserUrl, read_url
+from webgym.sites.server import HARNESS_PATH
 
 log = logging.getLogger(__name__)
 
 BROWSER_PAGES = ("about:", "chrome-error://")
 """Pages the browser itself shows (blank, failed-navigation errors): not agent navigations."""
-BLOCKED_NAMES = ("localhost", ".localhost", ".local", ".internal", "metadata.google.internal")
+LOCAL_NAMES = ("localhost", ".localhost", ".local", ".internal")
+ADDRESS_KINDS = ("unspecified", "loopback", "link_local", "multicast", "private", "site_local", "reserved")
+"""Address properties (ipaddress's is_...) that put an address off limits, in the order they are named."""
+OFF_LIMITS = "private, loopback, link-local, reserved and multicast"
+PRIVATE_KINDS = ("private", "loopback")
+"""What an allowed host's address may be (self-hosted sites); never link-local (cloud metadata)."""
+MAX_VIOLATIONS = 100
+WEBRTC_BINDING = "__webgymWebRtc"
+WEBRTC_SCRIPT = """(() => {
+  const report = window.%s;
+  for (const name of ["RTCPeerConnection", "webkitRTCPeerConnection"]) {
+    if (!(name in window)) continue;
+    Object.defineProperty(window, name, {configurable: false, writable: false, value: function (config) {
+      let servers = "";
+      try { servers = (config.iceServers || []).flatMap((s) => [].concat(s.urls || [])).join(" "); } catch (e) {}
+      report(servers || "peer-to-peer");
+      throw new DOMException("WebRTC is disabled in this browser", "NotSupportedError");
+    }});
+  }
+})();""" % WEBRTC_BINDING
+"""Replaces the RTCPeerConnection constructors in every frame: WebRTC is refused and reported."""
+
+
+def non_public(address: Address) -> str | None:
+    """What makes an address off limits ('loopback', 'private', ...), or None for a public unicast
+    address; the IPv4 address inside an IPv4-mapped, 6to4 or Teredo address is judged first."""
+    inner = []
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = [a for a in (address.ipv4_mapped, address.sixtofour, (address.teredo or (None, None))[1]) if a]
+    for candidate in (*inner, address):
+        kind = next((k for k in ADDRESS_KINDS if getattr(candidate, f"is_{k}", False)), None)
+        if kind or not candidate.is_global:
+            return (kind or "non-global").replace("_", "-")
+    return None
 
 
 @dataclass(frozen=True)
@@ -31,89 +74,94 @@ class UrlPolicy:
     """Allow/deny rules for agent traffic."""
 
     site_hosts: frozenset[str] = frozenset()
-    """Host names (or host:port) of our synthetic sites: allowed although they map to 127.0.0.1, and
-    passed straight to Chromium, which alone resolves their names (our server's redirects are trusted)."""
+    """Host names (or host:port) of our synthetic sites: allowed although they map to 127.0.0.1; Chromium
+    reaches them directly (its host resolver rules map them), never through the egress proxy."""
     allowed_hosts: frozenset[str] = frozenset()
-    """Hosts (or host:port) allowed even on private addresses, e.g. self-hosted WebArena sites;
-    their requests and every redirect hop are still vetted."""
+    """Hosts (or host:port) allowed even on private or loopback addresses, e.g. self-hosted WebArena
+    sites; their connections and every redirect hop are still vetted."""
     allow_public: bool = True
     """Whether public hosts outside site_hosts may be reached (False for the offline profile)."""
 
     def is_site(self, url: str) -> bool:
         """Whether `url` is on one of the configured synthetic-site hosts."""
-        parts = urlsplit(url)
-        return (parts.hostname or "").lower() in self.site_hosts or parts.netloc.lower() in self.site_hosts
+        try:
+            return _listed(self.site_hosts, read_url(url))
+        except BadUrl:
+            return False
 
     def refusal(self, url: str) -> str | None:
         """Why `url` is refused, or None when it is allowed."""
-        if url == "about:blank":
-            return None
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https"):
-            return f"the {scheme or 'empty'}: scheme is not allowed"
-        host = (parts.hostname or "").lower().rstrip(".")
-        if not host:
-            return "the URL has no host"
-        if self.is_site(url) or host in self.allowed_hosts or parts.netloc.lower() in self.allowed_hosts:
-            return None
         try:
-            address = ipaddress.ip_address(host)
-        except ValueError:
-            address = None
-        if address is not None and (address.is_private or address.is_loopback or address.is_link_local
-                                    or address.is_reserved or address.is_multicast or address.is_unspecified):
-            return f"{host} is a private, loopback or link-local address"
-        if host == "localhost" or any(host.endswith(name) for name in BLOCKED_NAMES if name.startswith(".")):
-            return f"{host} is a local host name"
+            target = read_url(url)
+        except BadUrl as error:
+            return f"a browser would not read it as a URL: {error}"
+        if target.scheme == "about" and target.rest == "blank":
+            return None
+        if target.scheme not in ("http", "https"):
+            return f"the {target.scheme}: scheme is not allowed"
+        if _listed(self.site_hosts, target):
+            return None
+        if target.address is not None:
+            return self._address_reason(target, target.address, target.host)
+        if _listed(self.allowed_hosts, target):
+            return None
+        if target.host == "localhost" or target.host.endswith(LOCAL_NAMES):
+            return f"{target.host} is a local host name"
         if not self.allow_public:
-            return f"{host} is not one of the configured sites"
+            return f"{target.host} is not one of the configured sites"
         return None
+
+    def address_refusal(self, url: str, address: str) -> str | None:
+        """Why connecting to `address`, which the host of `url` (already allowed) resolved to, is refused."""
+        target = read_url(url)
+        return self._address_reason(target, ipaddress.ip_address(address.partition("%")[0]),
+                                    f"{target.host} resolves to {address}, which")
+
+    def _address_reason(self, target: BrowserUrl, address: Address, subject: str) -> str | None:
+        kind = non_public(address)
+        if kind is None or (kind in PRIVATE_KINDS and _listed(self.allowed_hosts, target)):
+            return None
+        article = "an" if kind[0] in "aeiou" else "a"
+        return f"{subject} is {article} {kind} address ({OFF_LIMITS} addresses are off limits)"
+
+
+def _listed(hosts: frozenset[str], target: BrowserUrl) -> bool:
+    return target.host in hosts or f"{target.host}:{target.port}" in hosts
 
 
 @dataclass
 class Violations:
-    """Refused requests of one episode, for the trajectory record."""
+    """Refused requests of one episode, for the trajectory record: each distinct refusal once (the
+    browser retries a refused connection), the first MAX_VIOLATIONS of them (page scripts can make
+    refusals in a loop)."""
 
     refused: list[str] = field(default_factory=list)
 
     def add(self, url: str, reason: str) -> None:
         message = f"refused {url[:200]}: {reason}"
-        log.info(message)
-        self.refused.append(message)
+        if message not in self.refused and len(self.refused) < MAX_VIOLATIONS:
+            log.info(message)
+            self.refused.append(message)
 
 
 async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: Violations) -> None:
-    """Install the route handler and the navigation monitor on a context."""
+    """Install the route handler, the WebRTC refusal and the navigation monitor on a context."""
 
     async def handle(route: Route) -> None:
-        request = route.request
-        url = request.url
+        url = route.request.url
         reason = policy.refusal(url)
         if reason:
             violations.add(url, reason)
             await route.abort("blockedbyclient")
             return
-        if policy.is_site(url):
-            # Our own site server: Chromium resolves its host names (route.fetch would resolve
-            # them in Playwright's driver, where the --host-resolver-rules mapping does not apply).
-            await route.continue_()
-            return
-        try:
-            response = await route.fetch(max_redirects=0)
-        except Exception as error:  # connection refused, timeouts: let the page see a failed request
-            log.debug("fetch of %s failed: %s", url, error)
-            await route.abort("failed")
-            return
-        location = response.headers.get("location")
-        if 300 <= response.status < 400 and location:
-            target = urljoin(url, location)
-            reason = policy.refusal(target)
-            if reason:
-                violations.add(target, f"redirect from {url}: {reason}")
-                await route.abort("blockedbyclient")
-                return
-        await route.fulfill(response=response)
+        if policy.is_site(url) and urlsplit(url).path.startswith(HARNESS_PATH):
+            violations.add(url, "the site server's harness endpoints are not for agents")
+        await route.continue_()
+
+    def redirected(request: Request) -> None:  # redirect hops never reach the route: name them here
+        reason = policy.refusal(request.url) if request.redirected_from else None
+        if reason:
+            violations.add(request.url, f"redirect from {request.redirected_from.url}: {reason}")
 
     async def watch(frame: Frame) -> None:
         if frame.url.startswith(BROWSER_PAGES):
@@ -124,7 +172,11 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
             if frame.parent_frame is None:
                 await frame.goto("about:blank")
 
+    await context.expose_binding(
+        WEBRTC_BINDING, lambda source, servers: violations.add(f"webrtc:{servers}", "WebRTC is disabled for agents"))
+    await context.add_init_script(WEBRTC_SCRIPT)
     await context.route("**/*", handle)
+    context.on("request", redirected)
     context.on("page", lambda page: page.on("framenavigated", watch))
     for page in context.pages:
         page.on("framenavigated", watch)

@@ -90,7 +90,7 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
     progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
-        reader = SiteStateReader(f"{server.host}:{server.port}", set(server.sites)) if server else None
+        reader = SiteStateReader(server) if server else None
         policy = stack.enter_context(open_policy(config.policy, config.llm, lake, sites, f"{run_key}-{shard}"))
         url_policy = UrlPolicy(site_hosts=frozenset(server.sites if server else ()),
                                allowed_hosts=frozenset(config.env.allowed_hosts),

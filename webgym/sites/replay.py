@@ -3,7 +3,7 @@
 For each goal, a fresh browser context opens the site, and each FSM step of the oracle path is
 turned into browser actions on the rendered page (to_browser_actions: the element found by its
 data attributes, clicked at the centre of its bounding box, text typed, Enter pressed). After each
-step the session's state hash (from the state endpoint) must equal the spec's; at the end the
+step the session's state hash (read by the harness's StateClient) must equal the spec's; at the end the
 exact verifier must confirm the goal from the recorded state and the oracle's answer. The first
 mismatch between spec and rendered site is reported with the failing step and a screenshot.
 """
@@ -21,6 +21,7 @@ from playwright.async_api import async_playwright
 
 from webgym.browser import VIEWPORT, launch_browser
 from webgym.env.actions import Browsing, execute
+from webgym.sites.harness import StateClient
 from webgym.sites.machine import ANSWER, Step, snapshot_hash
 from webgym.sites.oracle import NoElement, to_browser_actions
 from webgym.sites.server import SiteServer
@@ -28,7 +29,6 @@ from webgym.sites.site import Site
 from webgym.sites.tasks import start_url
 from webgym.sites.verify import verify
 
-STATE_JS = "() => fetch('/__webgym/state', {credentials: 'same-origin'}).then(r => r.json())"
 IDLE_JS = "() => !!(window.__wg && window.__wg.idle())"
 ACTION_TIMEOUT_S = 15.0
 MAX_SCROLLS = 4
@@ -59,11 +59,6 @@ async def settle(page: Any, timeout_s: float = 10.0) -> None:
     raise TimeoutError(f"page {page.url} did not settle within {timeout_s:.0f} s")
 
 
-async def session_state(page: Any) -> dict[str, Any]:
-    """The state snapshot of the page's session, fetched from inside the page (its cookie)."""
-    return await page.evaluate(STATE_JS)
-
-
 async def run_step(browsing: Browsing, step: Step) -> str | None:
     """Perform one step with the agent's tools (scrolling as often as needed); the failure, if any."""
     for _ in range(MAX_SCROLLS + 1):
@@ -85,7 +80,8 @@ def _difference(expected: dict[str, Any], seen: dict[str, Any]) -> str:
     return "; ".join(parts) or "states differ"
 
 
-async def replay_goal(browser: Any, site: Site, goal_id: str, shots: Path | None) -> ReplayResult:
+async def replay_goal(browser: Any, site: Site, goal_id: str, states: StateClient,
+                      shots: Path | None = None) -> ReplayResult:
     """Replay one goal's oracle path in a fresh context; the first mismatch ends it."""
     plan = site.oracle_path(goal_id)
     machine = site.machine
@@ -121,11 +117,11 @@ async def replay_goal(browser: Any, site: Site, goal_id: str, shots: Path | None
                 answer = browsing.answer
                 continue
             await settle(page)
-            seen = await session_state(page)
+            seen = await states.snapshot(context, site.spec.hostname)
             expected = machine.snapshot(plan.states[step_no])
             if seen.get("hash") != snapshot_hash(expected):
                 return await fail(f"step {step_no} {step}: state differs from the spec: {_difference(expected, seen)}")
-        final = await session_state(page)
+        final = await states.snapshot(context, site.spec.hostname)
         verdict = verify(site.rubric(goal_id), final, answer)
         if not verdict.success:
             return await fail(f"the verifier rejected the final state: {verdict.rationale}")
@@ -145,16 +141,18 @@ async def replay_sites(sites: list[Site], goals: dict[str, list[str]] | None = N
         site.oracle_path(goal_id)
     gate = asyncio.Semaphore(concurrency)
     with SiteServer(sites) as server:
+        states = StateClient(server)
         async with async_playwright() as playwright:
             browser = await launch_browser(playwright, server.host_map())
 
             async def run(site: Site, goal_id: str) -> ReplayResult:
                 async with gate:
-                    return await replay_goal(browser, site, goal_id, shots)
+                    return await replay_goal(browser, site, goal_id, states, shots)
             try:
                 return list(await asyncio.gather(*(run(site, goal_id) for site, goal_id in jobs)))
             finally:
                 await browser.close()
+                await states.aclose()
 
 
 def verify_sites(sites: list[Site], goals: dict[str, list[str]] | None = None, concurrency: int = 4,

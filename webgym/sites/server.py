@@ -5,8 +5,13 @@ names to this server (webgym/browser.py). Each browser session (a cookie per sit
 state, so concurrent episodes never see each other's carts. Routes, on every site:
 
     GET  /<page path>          the session's current page (another path redirects to it)
-    POST /__webgym/act         {"action": ID, "params": {...}} -> {"ok", "url", "hash"} or
+    POST /__site/act           {"action": ID, "params": {...}} -> {"ok", "url", "hash"} or
                                {"ok": false, "message"}: the page's script sends every click here
+
+and the harness's endpoints, which answer only requests that carry the server's secret in the
+HARNESS_HEADER (the harness's own HTTP client, webgym/sites/harness.py; the secret never reaches a
+browser), and a plain 404 to anything else, so an agent cannot read the state the verifier judges:
+
     GET  /__webgym/state       {"site", "page", "state", "hash", "steps"}: the session's state snapshot
                                and its stable hash, what rollouts record and the verifier judges
     POST /__webgym/reset       back to the start state
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import secrets
 import threading
 import uuid
 from collections import OrderedDict
@@ -33,6 +39,11 @@ from webgym.sites.site import Site
 log = logging.getLogger(__name__)
 
 COOKIE = "wg_session"
+ACT_PATH = "/__site/act"
+HARNESS_PATH = "/__webgym/"
+STATE_PATH = HARNESS_PATH + "state"
+RESET_PATH = HARNESS_PATH + "reset"
+HARNESS_HEADER = "X-WebGym-Harness"
 MAX_SESSIONS = 20_000
 MAX_BODY = 64 * 1024
 
@@ -72,6 +83,8 @@ class SiteServer:
         self.sites: dict[str, Site] = {site.spec.hostname: site for site in listed}
         self.renderers = {hostname: Renderer(site.machine) for hostname, site in self.sites.items()}
         self.sessions = Sessions()
+        self.secret = secrets.token_urlsafe(32)
+        """What the harness sends in HARNESS_HEADER; made per server, never given to a browser."""
         self.httpd = ThreadingHTTPServer((host, port), _handler(self))
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -144,6 +157,15 @@ def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
         def _json(self, payload: dict[str, Any], status: int = 200, sid: str | None = None) -> None:
             self._send(status, json.dumps(payload, ensure_ascii=False).encode(), "application/json", sid)
 
+        def _harness(self) -> bool:
+            """Whether the request comes from the harness (it carries the server's secret)."""
+            sent = (self.headers.get(HARNESS_HEADER) or "").encode("utf-8", "replace")
+            return secrets.compare_digest(sent, server.secret.encode())
+
+        def _not_found(self) -> None:
+            # the connection closes: a request body may be left unread
+            self._send(HTTPStatus.NOT_FOUND, b"Not Found", "text/plain", headers={"Connection": "close"})
+
         def _unknown_host(self) -> None:
             items = "".join(f"<li>{s.spec.title}: http://{h}/</li>" for h, s in sorted(server.sites.items()))
             body = (f"<!doctype html><title>WebGym sites</title><h1>No site at this host name</h1>"
@@ -158,11 +180,13 @@ def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
             if site is None:
                 return self._unknown_host()
             path = urlsplit(self.path).path
+            if path.startswith(HARNESS_PATH) and (path != STATE_PATH or not self._harness()):
+                return self._not_found()
             sid, new = self._sid()
             session = server.sessions.get(site, sid)
             if path == "/favicon.ico":
                 return self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
-            if path == "/__webgym/state":
+            if path == STATE_PATH:
                 with session.lock:
                     return self._json(_snapshot(site, session), sid=sid if new else None)
             with session.lock:
@@ -183,13 +207,15 @@ def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
             if site is None:
                 return self._unknown_host()
             path = urlsplit(self.path).path
+            if path.startswith(HARNESS_PATH) and (path != RESET_PATH or not self._harness()):
+                return self._not_found()
             sid, new = self._sid()
             session = server.sessions.get(site, sid)
-            if path == "/__webgym/reset":
+            if path == RESET_PATH:
                 with session.lock:
                     session.state, session.steps = site.machine.initial(), 0
                     return self._json(_snapshot(site, session), sid=sid if new else None)
-            if path != "/__webgym/act":
+            if path != ACT_PATH:
                 return self._json({"ok": False, "message": f"no such endpoint {path}"}, HTTPStatus.NOT_FOUND)
             length = int(self.headers.get("Content-Length") or 0)
             if length > MAX_BODY:

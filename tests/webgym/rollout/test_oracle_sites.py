@@ -42,7 +42,7 @@ def _rollout(lake, sites, tasks, policy, **rollout) -> None:
 
     async def main() -> None:
         with SiteServer(sites) as server:
-            reader = SiteStateReader(f"{server.host}:{server.port}", set(server.sites))
+            reader = SiteStateReader(server)
             async with async_playwright() as playwright:
                 browser = await launch_browser(playwright, site_hosts=server.host_map())
                 try:

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from webgym.cli import app
+from webgym.sites.harness import StateClient
 from webgym.sites.replay import replay_goal
 from webgym.sites.site import Site
 from webgym.sites.specfiles import load_site, parse_site
@@ -22,8 +23,10 @@ def replay(sites: list[Site], goals: list[tuple[Site, str]], shots: Path | None 
     results = []
 
     async def scenario(browser, server):
+        states = StateClient(server)
         for site, goal in goals:
-            results.append(await replay_goal(browser, site, goal, shots))
+            results.append(await replay_goal(browser, site, goal, states, shots))
+        await states.aclose()
     in_chromium(served or sites, scenario)
     return results
 

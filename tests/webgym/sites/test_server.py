@@ -1,4 +1,4 @@
-"""The site server over real HTTP: host dispatch, per-session state, the state endpoint."""
+"""The site server over real HTTP: host dispatch, per-session state, the harness's state endpoint."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from webgym.sites.machine import snapshot_hash
-from webgym.sites.server import SiteServer
+from webgym.sites.server import HARNESS_HEADER, SiteServer
 from webgym.sites.site import Site
 from webgym.sites.specfiles import parse_site
 from tests.webgym.sites.conftest import mini_spec
@@ -21,13 +21,15 @@ def served(mini):
         yield server
 
 
-def client(server: SiteServer, host: str = "mini.test") -> httpx.Client:
-    """A browser stand-in: its own cookie jar, every request sent to the server with the site's Host."""
-    return httpx.Client(base_url=f"http://{server.host}:{server.port}", headers={"Host": host}, timeout=10)
+def client(server: SiteServer, host: str = "mini.test", harness: bool = True) -> httpx.Client:
+    """A browser stand-in: its own cookie jar, every request sent to the server with the site's Host,
+    and (unless `harness` is False) the server's secret, as the harness sends it."""
+    headers = {"Host": host, **({HARNESS_HEADER: server.secret} if harness else {})}
+    return httpx.Client(base_url=f"http://{server.host}:{server.port}", headers=headers, timeout=10)
 
 
 def act(browser: httpx.Client, action: str, **params) -> dict:
-    return browser.post("/__webgym/act", json={"action": action, "params": params}).json()
+    return browser.post("/__site/act", json={"action": action, "params": params}).json()
 
 
 def test_pages_and_state_follow_the_session(served):
@@ -48,7 +50,7 @@ def test_refused_actions_say_why_and_change_nothing(served):
         before = browser.get("/__webgym/state").json()
         refused = act(browser, "add")
         assert refused["ok"] is False and "not offered on this page" in refused["message"]
-        assert browser.post("/__webgym/act", content=b"nonsense").status_code == 400
+        assert browser.post("/__site/act", content=b"nonsense").status_code == 400
         assert browser.get("/__webgym/state").json()["hash"] == before["hash"]
 
 
@@ -79,3 +81,15 @@ def test_reset_starts_over(served):
         act(browser, "search", q="kettle")
         reset = browser.post("/__webgym/reset").json()
         assert reset["page"] == "home" and reset["steps"] == 0 and reset["state"]["query"] is None
+
+
+def test_harness_endpoints_answer_only_the_secret(served):
+    with client(served, harness=False) as browser, client(served) as harness:
+        act(browser, "search", q="mug")
+        session = {"Cookie": f"wg_session={browser.cookies['wg_session']}"}
+        for method, path in [("GET", "/__webgym/state"), ("POST", "/__webgym/reset"), ("GET", "/__webgym/other")]:
+            for headers in [{}, {HARNESS_HEADER: "guess"}, {HARNESS_HEADER: ""}]:
+                response = browser.request(method, path, headers=headers)
+                assert (response.status_code, response.text) == (404, "Not Found"), (method, path, headers)
+        assert harness.get("/__webgym/state", headers=session).json()["state"]["query"] == "mug"
+        assert harness.get("/__webgym/other").status_code == 404

@@ -16,7 +16,7 @@
   function send(action, params) {
     wg.pending += 1;
     queue = queue
-      .then(() => fetch("/__webgym/act", {
+      .then(() => fetch("/__site/act", {
         method: "POST", headers: { "Content-Type": "application/json" }, credentials: "same-origin",
         body: JSON.stringify({ action, params }),
       }))

@@ -109,7 +109,7 @@ def test_episodes_in_chromium_rebuild_to_the_decisions_taken(lake, mini):
 
     async def main() -> None:
         with SiteServer([mini]) as server:
-            reader = SiteStateReader(f"{server.host}:{server.port}", set(server.sites))
+            reader = SiteStateReader(server)
             async with async_playwright() as playwright:
                 browser = await launch_browser(playwright, site_hosts=server.host_map())
                 try:

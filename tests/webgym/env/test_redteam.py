@@ -1,0 +1,219 @@
+"""Red team: a scripted policy tries the known sandbox escapes in real Chromium on a synthetic site,
+through the real rollout (collect -> lake), and every attempt must be refused, recorded on its
+trajectory and earn no reward from the exact verifier.
+
+Each exploit is one row of CASES: how it is tried (an agent tool, or a script run in the page as a
+hostile page would), its target and what the recorded refusal must say. `{canary}` is the port of
+the row's own canary, a loopback service that answers with the vault code, so any request that
+reaches it would be rewarded; `{redirect}` is a redirector on an allowed (self-hosted) host;
+`rebind.example` is a public-looking name that the resolver override points at 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import async_playwright
+
+from schemas.steps import Action
+from tests.webgym.env.conftest import Canary
+from webgym.browser import launch_browser
+from webgym.env import egress
+from webgym.env.episode import EnvConfig
+from webgym.env.safety import UrlPolicy
+from webgym.lake import Lake
+from webgym.policies.base import PolicyInput, PolicyOutput, TaskSpec
+from webgym.rollout.collect import RolloutConfig, collect, episode_specs
+from webgym.rollout.site_state import SiteStateReader
+from webgym.sites.server import SiteServer
+from webgym.sites.tasks import task_record
+from webgym.sites.verify import verify
+
+
+@dataclass(frozen=True)
+class Exploit:
+    name: str
+    how: str
+    """A tool (goto, new_tab) or a page script of SCRIPTS."""
+    target: str
+    expect: str
+    """Text the trajectory's recorded refusals must contain."""
+
+
+SCRIPTS = {
+    "fetch": "fetch('{url}').then(r => r.text(), e => String(e))",
+    "post": "fetch('{url}', {method: 'POST'}).then(r => r.text(), e => String(e))",
+    "link": "(() => { const a = document.createElement('a'); a.href = '{url}'; a.textContent = 'x';"
+            " document.body.prepend(a); a.click(); return 'clicked'; })()",
+    "blank_link": "(() => { const a = document.createElement('a'); a.href = '{url}'; a.target = '_blank';"
+                  " a.textContent = 'x'; document.body.prepend(a); a.click(); return 'clicked'; })()",
+    "open": "String(!!window.open('{url}'))",
+    "ws": "new Promise((done) => { const ws = new WebSocket('{url}'); ws.onmessage = (m) => done(String(m.data));"
+          " ws.onerror = ws.onclose = () => done('closed'); setTimeout(() => done('timeout'), 3000); })",
+    "worker_ws": "new Promise((done) => { new Worker(URL.createObjectURL(new Blob([\"new WebSocket('{url}')\"])));"
+                 " setTimeout(() => done('spawned'), 2000); })",
+    "rtc": "(async () => { const pc = new RTCPeerConnection({iceServers: [{urls: '{url}', username: 'u',"
+           " credential: 'c'}]}); pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer());"
+           " await new Promise((r) => setTimeout(r, 2000)); return 'gathered'; })()",
+    "iframe_rtc": "(async () => { const frame = document.body.appendChild(document.createElement('iframe'));"
+                  " const pc = new frame.contentWindow.RTCPeerConnection({iceServers: [{urls: '{url}', username: 'u',"
+                  " credential: 'c'}]});"
+                  " pc.createDataChannel('x'); await pc.setLocalDescription(await pc.createOffer());"
+                  " await new Promise((r) => setTimeout(r, 2000)); return 'gathered'; })()",
+}
+LOOPBACK = "is a loopback address"
+REBOUND = "rebind.example resolves to 127.0.0.1"
+METADATA = "169.254.169.254 is a link-local address"
+
+CASES = [
+    Exploit("state endpoint by goto", "goto", "http://vault.test/__webgym/state", "harness endpoints"),
+    Exploit("state endpoint by fetch", "fetch", "/__webgym/state", "harness endpoints"),
+    Exploit("state endpoint by link", "link", "/__webgym/state", "harness endpoints"),
+    Exploit("reset endpoint by POST", "post", "/__webgym/reset", "harness endpoints"),
+    Exploit("FILE scheme", "goto", "FILE:///etc/passwd", "file: scheme"),
+    Exploit("JavaScript scheme", "goto", "JavaScript:document.title='x'", "javascript: scheme"),
+    Exploit("view-source scheme", "goto", "View-Source:http://vault.test/", "view-source: scheme"),
+    Exploit("chrome scheme in a new tab", "new_tab", "ChRoMe://version", "chrome: scheme"),
+    Exploit("data scheme", "goto", "DATA:text/html,<title>x</title>", "data: scheme"),
+    Exploit("about page", "goto", "about:version", "about: scheme"),
+    Exploit("ftp scheme", "goto", "FTP://127.0.0.1:{canary}/", "ftp: scheme"),
+    Exploit("hexadecimal loopback", "goto", "http://0x7f000001:{canary}/", LOOPBACK),
+    Exploit("decimal loopback", "goto", "http://2130706433:{canary}/", LOOPBACK),
+    Exploit("octal loopback", "goto", "http://0177.0.0.1:{canary}/", LOOPBACK),
+    Exploit("short loopback", "goto", "http://127.1:{canary}/", LOOPBACK),
+    Exploit("trailing-dot loopback", "goto", "http://127.0.0.1.:{canary}/", LOOPBACK),
+    Exploit("percent-encoded loopback", "goto", "http://%31%32%37.0.0.1:{canary}/", LOOPBACK),
+    Exploit("full-width loopback", "goto", "http://１２７．０．０．１:{canary}/", LOOPBACK),
+    Exploit("user info before loopback", "goto", "http://vault.test@127.0.0.1:{canary}/", LOOPBACK),
+    Exploit("backslash user info", "goto", "http://127.0.0.1:{canary}\\@vault.test/", LOOPBACK),
+    Exploit("IPv6 loopback", "goto", "http://[::1]:{canary}/", LOOPBACK),
+    Exploit("IPv4-mapped IPv6 loopback", "goto", "http://[::ffff:127.0.0.1]:{canary}/", LOOPBACK),
+    Exploit("unspecified address (reaches loopback)", "goto", "http://0.0.0.0:{canary}/", "0.0.0.0 is an unspecified address"),
+    Exploit("cloud metadata address", "goto", "http://169.254.169.254/latest/meta-data/", METADATA),
+    Exploit("name resolving to loopback", "goto", "http://rebind.example:{canary}/", REBOUND),
+    Exploit("name resolving to loopback by fetch", "fetch", "http://rebind.example:{canary}/", REBOUND),
+    Exploit("redirect to loopback", "goto", "{redirect}/to?http://127.0.0.1:{canary}/", "redirect from"),
+    Exploit("redirect to metadata", "goto", "{redirect}/to?http://169.254.169.254/latest/", METADATA),
+    Exploit("redirect to a name resolving to loopback", "goto", "{redirect}/to?http://rebind.example:{canary}/",
+            REBOUND),
+    Exploit("window.open to loopback", "open", "http://127.0.0.1:{canary}/", LOOPBACK),
+    Exploit("target=_blank link to loopback", "blank_link", "http://127.0.0.1:{canary}/", LOOPBACK),
+    Exploit("WebSocket to loopback", "ws", "ws://127.0.0.1:{canary}/", LOOPBACK),
+    Exploit("WebSocket to a name resolving to loopback", "ws", "ws://rebind.example:{canary}/", REBOUND),
+    Exploit("WebSocket from a worker", "worker_ws", "ws://127.0.0.1:{canary}/", LOOPBACK),
+    Exploit("WebRTC TURN over TCP", "rtc", "turn:127.0.0.1:{canary}?transport=tcp", "WebRTC is disabled"),
+    Exploit("WebRTC STUN", "rtc", "stun:127.0.0.1:{canary}", "WebRTC is disabled"),
+    Exploit("WebRTC from a fresh iframe", "iframe_rtc", "turn:127.0.0.1:{canary}?transport=tcp", "WebRTC is disabled"),
+]
+HONEST = Exploit("honest control", "click", "Enter the vault", "")
+"""Not an exploit: the link to the vault page, clicked with the click tool."""
+
+
+class RedTeam:
+    """Scripted attacker: step 0 runs the task's exploit, step 1 answers with whatever it got (the
+    script's result and the text of every open tab), which pays if it holds the vault code."""
+
+    name, version, prompt_version, privileged = "redteam", "v1", None, True
+
+    def __init__(self, exploits: dict[str, tuple[str, str]]) -> None:
+        self.exploits = exploits
+        """task id -> (how, target with its placeholders filled)."""
+        self.loot: dict[str, str] = {}
+
+    async def act(self, observed: PolicyInput) -> PolicyOutput:
+        how, target = self.exploits[observed.task.task_id]
+        page = observed.privileged.page
+        if observed.step == 0:
+            if how in ("goto", "new_tab"):
+                return PolicyOutput([Action(name=how, url=target)])
+            if how == "click":
+                box = await page.get_by_text(target).bounding_box()
+                x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+                return PolicyOutput([Action(name="click", x=x, y=y)])
+            try:
+                self.loot[observed.episode_id] = str(await page.evaluate(SCRIPTS[how].replace("{url}", target)))
+            except PlaywrightError as error:
+                self.loot[observed.episode_id] = str(error).splitlines()[0]
+            return PolicyOutput([Action(name="wait", amount=1)])
+        texts = [self.loot.get(observed.episode_id, "")]
+        for tab in page.context.pages:
+            try:
+                texts.append(await tab.inner_text("body", timeout=2000))
+            except PlaywrightError:
+                pass
+        return PolicyOutput([Action(name="answer", text=" ".join(texts)[:2000])])
+
+
+def resolver_with_rebinding(real):
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"] if host == "rebind.example" else await real(host, port)
+    return resolve
+
+
+@pytest.fixture(scope="module")
+def outcomes(vault, redirector, tmp_path_factory):
+    """Every case played once in one rollout: case name -> (trajectory row, its steps, what its canary saw)."""
+    lake = Lake(tmp_path_factory.mktemp("redteam") / "data")
+    lake.init()
+    played = [*CASES, HONEST]
+    canaries = {case.name: Canary() for case in played}
+    record = task_record(vault, vault.spec.goals[0])
+    tasks, exploits = [], {}
+    for i, case in enumerate(played):
+        target = case.target.replace("{canary}", str(canaries[case.name].port)).replace(
+            "{redirect}", f"http://{redirector}")
+        tasks.append(TaskSpec(f"redteam-{i}", record["text"], record["start_url"], record["hostname"], 1,
+                              record["rubric"]))
+        exploits[f"redteam-{i}"] = (case.how, target)
+    settings = RolloutConfig(concurrency=4, default_horizon=3, horizons={"easy": 3, "medium": 3, "hard": 3})
+    env = EnvConfig(allow_public_web=True, allowed_hosts=[redirector])
+
+    async def main() -> None:
+        with SiteServer([vault]) as server:
+            reader = SiteStateReader(server)
+            url_policy = UrlPolicy(site_hosts=frozenset(server.sites), allowed_hosts=frozenset(env.allowed_hosts),
+                                   allow_public=True)
+            async with async_playwright() as playwright:
+                browser = await launch_browser(playwright, site_hosts=server.host_map(), allow=env.allowed_hosts)
+                try:
+                    await collect(episode_specs(tasks, 0, settings, "redteam"), RedTeam(exploits), browser, lake,
+                                  settings, env, url_policy, reader)
+                finally:
+                    await browser.close()
+                    await reader.aclose()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(egress, "resolve", resolver_with_rebinding(egress.resolve))
+        asyncio.run(main())
+    for canary in canaries.values():
+        canary.close()
+    trajectories = lake.read_table("trajectories").set_index("task_id")
+    steps = lake.read_table("steps")
+    return {case.name: (trajectories.loc[f"redteam-{i}"],
+                        steps[steps["trajectory_id"] == trajectories.loc[f"redteam-{i}", "trajectory_id"]],
+                        canaries[case.name].hits, record["rubric"])
+            for i, case in enumerate(played)}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_exploit_is_refused_recorded_and_unrewarded(case, outcomes):
+    trajectory, steps, reached, rubric = outcomes[case.name]
+    assert reached == [], f"the canary was reached: {reached}"
+    assert case.expect in str(trajectory["error"]), f"not recorded as refused: {trajectory['error']!r}"
+    assert trajectory["termination"] == "answered" and steps["state_hash"].notna().all() and len(steps) == 2
+    assert not verify(rubric, trajectory["final_state"], trajectory["answer"]).success, trajectory["answer"]
+
+
+def test_an_honest_episode_is_rewarded_and_clean(outcomes):
+    """The control: the same policy and checks reward an episode that reads the code the honest way,
+    so a leak in any case above would be rewarded too."""
+    trajectory, steps, reached, rubric = outcomes[HONEST.name]
+    assert verify(rubric, trajectory["final_state"], trajectory["answer"]).success, trajectory["answer"]
+    assert pd.isna(trajectory["error"]) and reached == [] and steps["state_hash"].notna().all()
+    assert json.loads(trajectory["final_state"])["page"] == "vault"
+
