@@ -165,6 +165,30 @@ class Machine:
         """Oracle paths from the start state on disk (pathcache.py), when the site was given a directory."""
         self.preconditions: list[Compiled] = [c for a in actions for c in a.pre]
 
+    def live_vars(self, always: frozenset[str]) -> dict[str, frozenset[str]]:
+        """Per page, the variables that some sequence of actions from that page may read before it
+        overwrites them (`set` or `clear`), plus `always` (what a goal reads in every state). The
+        others cannot change what happens next: a search can forget them on that page."""
+        reads: dict[str, frozenset[str]] = {}
+        kills: dict[str, frozenset[str]] = {}
+        for action in self.actions.values():
+            reads[action.id] = frozenset().union(
+                *(c.reads for c in action.pre), *(p.candidates.reads for p in action.params),
+                *(part.reads for e in action.effects for part in e.parts),
+                {e.var for e in action.effects if e.op in RELATIVE_OPS})
+            kills[action.id] = frozenset(e.var for e in action.effects if e.op in ("set", "clear"))
+        live = {page: set(always).union(*(reads[a.id] for a in actions)) for page, actions in self.by_page.items()}
+        changed = True
+        while changed:
+            changed = False
+            for page, actions in self.by_page.items():
+                for action in actions:
+                    carried = live[action.to or page] - kills[action.id] - live[page]
+                    if carried:
+                        live[page] |= carried
+                        changed = True
+        return {page: frozenset(names) for page, names in live.items()}
+
     # ---- compile -------------------------------------------------------------------------
 
     def _domain(self, name: str, var: VarSpec, loc: str) -> tuple | None:
