@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from webgym.sites.expr import SpecError
 
@@ -162,7 +162,9 @@ class PageSpec(Model):
 
 
 class ThemeSpec(Model):
-    """Look of a site; anything left out is drawn from the site's seed."""
+    """Look of a site; of the first eight, anything left out is drawn from the site's seed. nav, width and
+    surface came later: left out, they keep the look sites had before them (links in the header, a
+    1180 px page, bordered panels), so no older site changes."""
 
     palette: str | None = Field(default=None, description="Named palette (see render.PALETTES).")
     font: str | None = Field(default=None, description="Font family for text.")
@@ -172,6 +174,12 @@ class ThemeSpec(Model):
     radius: int | None = Field(default=None, ge=0, le=24)
     density: Literal["compact", "cozy", "roomy"] | None = Field(default=None)
     logo: str | None = Field(default=None, description="Short mark drawn in the logo.")
+    nav: Literal["header", "bar", "rail"] | None = Field(
+        default=None, description="Where the site's navigation sits: in the header, in a bar under it, or in a "
+                                  "column at the left of the page.")
+    width: Literal["narrow", "normal", "wide"] | None = Field(default=None, description="Width of the page.")
+    surface: Literal["bordered", "shadow", "flat"] | None = Field(
+        default=None, description="How panels and cards stand out: a border, a shadow, or a tint.")
 
 
 class GroupSpec(Model):
@@ -222,6 +230,8 @@ class SiteSpec(Model):
     domain: str = Field(description="Task domain: shopping, travel, email, social, information, account.")
     subdomain: str | None = Field(default=None, description="Finer topic, e.g. 'homeware'.")
     graph: str = Field(description="Name of the FSM graph (sites that share one have the same graph).")
+    family: str | None = Field(default=None, description="Family of the site (family.py): set by the generator on "
+                                                         "the sites it makes; a hand-written site's is its graph.")
     seed: int = Field(default=0, description="Seed of the theme draws.")
     theme: ThemeSpec = Field(default_factory=ThemeSpec)
     start_page: str = Field(description="Page of the initial state.")
@@ -233,6 +243,12 @@ class SiteSpec(Model):
     actions: dict[str, ActionSpec]
     goals: list[GoalSpec] = Field(default_factory=list)
     source: str | None = Field(default=None, exclude=True, description="File the spec was read from.")
+
+    @model_validator(mode="after")
+    def _family_of_graph(self) -> SiteSpec:
+        if self.family is None:
+            self.family = self.graph
+        return self
 
     def where(self) -> str:
         return self.source or f"site {self.name}"
@@ -248,7 +264,8 @@ def deep_merge(base: Any, override: Any) -> Any:
     return override
 
 
-def _read(path: Path) -> Any:
+def read_spec_file(path: Path) -> Any:
+    """Parsed YAML or JSON of a spec, graph, family or word file; errors name the file."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -275,7 +292,7 @@ def parse_site(raw: Any, source: str) -> SiteSpec:
         if not graph_file.exists():
             known = sorted(p.stem for p in GRAPHS_DIR.glob("*.yaml"))
             raise SpecError(f"{source}: extends: unknown graph {raw['extends']!r} (graphs: {', '.join(known)})")
-        raw = deep_merge(_read(graph_file), {k: v for k, v in raw.items() if k != "extends"})
+        raw = deep_merge(read_spec_file(graph_file), {k: v for k, v in raw.items() if k != "extends"})
     from webgym.sites.goals import expand_goals
 
     if isinstance(raw.get("goals"), list):
@@ -294,7 +311,7 @@ def load_site(path: str | Path) -> SiteSpec:
     from webgym.sites.autowebworld import from_autowebworld, is_autowebworld
 
     path = Path(path)
-    raw = _read(path)
+    raw = read_spec_file(path)
     if is_autowebworld(raw):
         return from_autowebworld(raw, source=str(path))
     return parse_site(raw, str(path))
