@@ -1,0 +1,144 @@
+"""The world the pipeline trains and evaluates in: hand-written sites plus sites generated from families.
+
+`load_world(WorldSettings(...))` loads the hand-written specs (specs/), makes `instances` sites of
+every family (families/) from consecutive seeds, runs the checks of checks.py on all of them, and
+returns the usable sites with the problems of the others. Generated specs live in memory; with
+`generated_dir` they are also written there (one self-contained YAML each, what `load_sites` and
+`webgym sites serve` read). Hand-written and generated sites go through the same checks (the
+hand-written ones' replays are remembered too, so they cost the browser once). Families in
+`held_out_families` are held out whole: every one of their
+sites, hand-written or generated, belongs to the test split (`World.held_out_sites`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from webgym import PROJECT_ROOT
+from webgym.sites.checks import HAND_WRITTEN, ReplayLog, SiteProblem, build_site, checked_sites, problem
+from webgym.sites.expr import SpecError
+from webgym.sites.family import FAMILIES_DIR, Family, load_families
+from webgym.sites.generate import describe_instance, generate_raw, generated_name
+from webgym.sites.pathcache import CACHE_DIR
+from webgym.sites.site import Site
+from webgym.sites.spec import SPECS_DIR, SiteSpec, load_site, parse_site, spec_files
+
+
+class WorldSettings(BaseModel):
+    """Which sites make up the world; the profile config holds one (sites.world)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    families: list[str] | None = Field(
+        default=None, description="Families to generate sites of (names of families/*.yaml); null: every family.")
+    instances: int = Field(default=5, ge=0, description="Sites generated per family (0: hand-written sites only).")
+    seed: int = Field(default=0, ge=0, description="Seed of a family's first site; its n-th site uses seed + n.")
+    held_out_families: list[str] = Field(
+        default_factory=list, description="Families held out whole: all their sites are test sites (unseen structure).")
+    hand_written: bool = Field(default=True, description="Include the hand-written sites of specs_dir.")
+    replay_goals: int = Field(
+        default=1, ge=0, description="Goals per site whose oracle path is replayed in Chromium before the site is used "
+                                     "(the longest of different templates; successes are remembered); 0: none.")
+    families_dir: str = Field(default=str(FAMILIES_DIR.relative_to(PROJECT_ROOT)),
+                              description="Directory of family files, relative to the project.")
+    generated_dir: str | None = Field(
+        default=".cache/sites/generated",
+        description="Where generated specs are written for inspection and `webgym sites serve` (null: memory only).")
+
+
+@dataclass
+class World:
+    """The usable sites by name, the problems of those left out, and the families held out whole."""
+
+    sites: dict[str, Site]
+    problems: list[SiteProblem] = field(default_factory=list)
+    held_out_families: frozenset[str] = frozenset()
+
+    def family(self, site: str) -> str:
+        return str(self.sites[site].spec.family)
+
+    def families(self) -> dict[str, list[str]]:
+        """Family -> its sites' names."""
+        out: dict[str, list[str]] = {}
+        for name in self.sites:
+            out.setdefault(self.family(name), []).append(name)
+        return out
+
+    def held_out_sites(self) -> list[str]:
+        """Sites of the families held out whole."""
+        return [name for name in self.sites if self.family(name) in self.held_out_families]
+
+    @property
+    def goals(self) -> int:
+        return sum(len(site.spec.goals) for site in self.sites.values())
+
+
+def _project(path: str | Path) -> Path:
+    return Path(path) if Path(path).is_absolute() else PROJECT_ROOT / path
+
+
+def write_spec(raw: dict, directory: Path) -> Path:
+    """A generated spec as YAML, replaced atomically (other processes may be reading the directory)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / f"{raw['name']}.yaml"
+    text = yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120)
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    return target
+
+
+def generated_sites(family: Family, seeds: list[int], max_states: int, cache_dir: str | Path | None,
+                    write_to: Path | None = None) -> list[Site | SiteProblem]:
+    """The family's sites for `seeds`, each built, or the problem that stopped it."""
+    out: list[Site | SiteProblem] = []
+    for seed in seeds:
+        name = generated_name(family.family, seed)
+
+        def make(seed: int = seed) -> SiteSpec:
+            raw = generate_raw(family, seed)
+            if write_to is not None:
+                write_spec(raw, write_to)
+            return parse_site(raw, describe_instance(family, seed))
+        out.append(build_site(make, family.family, seed, name, max_states, cache_dir))
+    return out
+
+
+def load_world(settings: WorldSettings | None = None, *, specs_dir: str | Path = SPECS_DIR,
+               max_states: int = 200_000, cache_dir: str | Path | None = CACHE_DIR, search_workers: int = 2,
+               replay_concurrency: int = 3) -> World:
+    """Hand-written and generated sites that pass the checks (module docstring). Unknown family
+    names in the settings are a SpecError; a site that fails is reported in World.problems."""
+    settings = settings or WorldSettings()
+    families = load_families(_project(settings.families_dir), settings.families)
+    unknown = sorted(set(settings.held_out_families) - set(families))
+    if unknown:
+        raise SpecError(f"held_out_families: unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
+                        f"(families: {', '.join(sorted(families))})")
+    built: list[Site | SiteProblem] = []
+    if settings.hand_written:
+        built += [build_site(lambda path=path: load_site(path), HAND_WRITTEN, None, path.stem, max_states, cache_dir)
+                  for path in spec_files(specs_dir)]
+    write_to = _project(settings.generated_dir) if settings.generated_dir else None
+    seeds = list(range(settings.seed, settings.seed + settings.instances))
+    for family in families.values():
+        built += generated_sites(family, seeds, max_states, cache_dir, write_to)
+    problems = [item for item in built if isinstance(item, SiteProblem)]
+    sites: dict[str, Site] = {}
+    hosts: dict[str, str] = {}
+    for site in (item for item in built if isinstance(item, Site)):
+        clash = site.name if site.name in sites else hosts.get(site.spec.hostname)
+        if clash is not None:
+            problems.append(problem(site, None, f"name or host name already used by {sites[clash].spec.where()}"))
+            continue
+        sites[site.name], hosts[site.spec.hostname] = site, site.name
+    replays = ReplayLog(Path(cache_dir) / "replays") if cache_dir is not None else None
+    usable, failed = checked_sites(list(sites.values()), workers=search_workers, replay_goals=settings.replay_goals,
+                                   replay_concurrency=replay_concurrency, replays=replays)
+    return World({site.name: site for site in usable}, problems + failed, frozenset(settings.held_out_families))
