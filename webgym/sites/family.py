@@ -42,12 +42,15 @@ class TableRecipe(Model):
 
     fixed: list[dict[str, Any]] = Field(default_factory=list, description="Rows written out, first ('all').")
     rows: Any = Field(default=None, description="Rows drawn: N or [LOW, HIGH] (rule); unless `each` is given.")
-    each: Any = Field(default=None, description="Rule giving a list, whose elements the fields name `item`, or a "
+    each: Any = Field(default=None, description="A word list, or a rule giving a list, whose elements the fields name "
+                                                "`item`, or a "
                                                 "mapping of names to lists, for every combination of their elements; "
                                                 "rows are drawn for each.")
     per: Any = Field(default=1, description="Rows per element of `each`: N or [LOW, HIGH].")
-    fields: dict[str, Any] = Field(default_factory=dict, description="Field -> rule, drawn in order; a field named `_x` may be read "
-                                               "by later fields and tables but is left out of the site's data.")
+    fields: dict[str, Any] = Field(default_factory=dict, description="Field -> rule, drawn in order (a field another "
+                                                                      "one names is drawn first); a field named `_x` "
+                                                                      "may be read by other fields and tables but is "
+                                                                      "left out of the site's data.")
     unique: list[str] = Field(default_factory=list, description="Fields no two rows may share (a clashing row "
                                                                 "is drawn again).")
     sort: list[str] = Field(default_factory=list, description="Order of the rows once drawn ('-field': descending).")

@@ -43,7 +43,9 @@ def draw_table(drawing: Drawing, name: str, recipe: TableRecipe) -> list[dict[st
     if recipe.each is not None and recipe.rows is not None:
         raise drawing.fail(loc, "give rows or each, not both")
     if recipe.each is not None:
-        scopes = _each(drawing, drawing.value(recipe.each, f"{loc}.each"), f"{loc}.each")
+        elements = (drawing.list_of(recipe.each, f"{loc}.each", {})[0] if isinstance(recipe.each, str)
+                    else drawing.value(recipe.each, f"{loc}.each"))
+        scopes = _each(drawing, elements, f"{loc}.each")
     else:
         scopes = [{}] * (drawing.count(recipe.rows, f"{loc}.rows", {}) if recipe.rows is not None else 0)
     rows: list[dict[str, Any]] = [dict(row) for row in recipe.fixed]
@@ -71,8 +73,13 @@ def _unique_row(drawing: Drawing, loc: str, recipe: TableRecipe, rows: list[dict
     taken = {field: {repr(row.get(field)) for row in rows} for field in recipe.unique}
     for _ in range(MAX_REDRAWS):
         row: dict[str, Any] = {}
-        for field, rule in recipe.fields.items():
-            row[field] = drawing.value(rule, f"{loc}.fields.{field}", {**scope, **row})
+        drawing.row = row
+        drawing.pending = {field: (rule, f"{loc}.fields.{field}") for field, rule in recipe.fields.items()}
+        while drawing.pending:
+            field, (rule, where) = next(iter(drawing.pending.items()))
+            del drawing.pending[field]
+            row[field] = drawing.value(rule, where, {**scope, **row})
+        row = {field: row[field] for field in recipe.fields}
         if not any(repr(row.get(field)) in seen for field, seen in taken.items()):
             return row
     raise drawing.fail(loc, f"no row with new {', '.join(recipe.unique)} after {MAX_REDRAWS} draws "
