@@ -15,7 +15,8 @@ A family file (webgym/sites/families/<family>.yaml) holds:
     variants: {PATH: [choice, ...]}: one choice per site, set at a dotted path of the spec
               ("actions.add_to_cart.element.label", "pages.results.main.2.layout"): wording and layout
     goals:    goal templates and goals as in a spec (goals.py); a `text` may be a list of wordings,
-              one of which each site uses
+              one of which each site uses; a template that finds nothing in a site's data makes
+              no goal on that site
 
 Goal templates name data through `vary` queries, so every site gets goals that fit its own data.
 """

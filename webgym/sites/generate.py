@@ -3,7 +3,9 @@
 `generate_raw(family, seed)` draws, with one generator seeded by (family, seed) and in a fixed
 order: the family's `draw` values, the site's identity, its data tables, the spec fragment (starting
 state, typed values), one choice per variant path, one wording per goal, and a look from
-render.THEME_CHOICES. The result is a whole spec (the graph merged in, no `extends`), named
+render.THEME_CHOICES. Goal templates are then made on the site's data and written out as goals (a
+template that finds nothing in this site's data makes none). The result is a whole spec (the graph
+merged in, no `extends`, no templates), named
 `<family>-g<seed>` with host name `<family>-g<seed>.test`, that records its family and seed: the
 same family and seed give the same spec, byte for byte. `generate_spec` parses it like a spec file.
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 from webgym.sites.expr import order_rows
 from webgym.sites.family import Family, TableRecipe, shared_words
+from webgym.sites.goals import NoGoalMade, instantiate
 from webgym.sites.render import THEME_CHOICES
 from webgym.sites.rules import Drawing
 from webgym.sites.spec import SiteSpec, deep_merge, parse_site
@@ -124,9 +127,26 @@ def generate_raw(family: Family, seed: int) -> dict[str, Any]:
         if not choices:
             raise drawing.fail(f"variants.{path}", "no choices")
         set_path(spec, path, drawing.rng.choice(choices), drawing)
-    spec["goals"] = [_worded(goal, drawing, i) for i, goal in enumerate(family.goals)]
+    worded = [_worded(goal, drawing, i) for i, goal in enumerate(family.goals)]
     spec["theme"] = {key: drawing.rng.choice(choices) for key, choices in THEME_CHOICES.items()}
+    spec["goals"] = _expanded(worded, spec["data"], drawing.where)
     return spec
+
+
+def _expanded(goals: list[dict[str, Any]], data: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """The goals the family's templates make on this site's data, written out (so a generated spec
+    file reads without its family); a template whose queries find nothing here makes none."""
+    out = []
+    for index, goal in enumerate(goals):
+        if "vary" not in goal:
+            out.append(goal)
+            continue
+        try:
+            made = instantiate(goal, data, where, index)
+        except NoGoalMade:
+            continue
+        out += [made_goal.model_dump(exclude_none=True) for made_goal in made]
+    return out
 
 
 def _worded(goal: dict[str, Any], drawing: Drawing, index: int) -> dict[str, Any]:

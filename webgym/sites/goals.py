@@ -47,6 +47,11 @@ RESERVED = frozenset({"title", "hostname"})
 """Placeholders the task text fills in from the site; a template cannot bind them."""
 
 
+class NoGoalMade(SpecError):
+    """A template's queries find no row for any combination: on a generated site that only means
+    its data has nothing the template asks for (generate.py leaves the template out)."""
+
+
 def _short(value: Any) -> str:
     """A bound value in a message: a row by its id, anything else as compact JSON."""
     if isinstance(value, dict) and "id" in value:
@@ -181,7 +186,7 @@ def instantiate(raw: dict[str, Any], data: dict[str, Any], source: str, index: i
         goals.append(_goal({**filled, "id": goal_id, "text": str(filled["text"]), "origin": origin},
                            f"{where} with {describe(bound)}: "))
     if not goals:
-        raise SpecError(f"{where}: makes no goal (a query in vary finds no row for any combination)")
+        raise NoGoalMade(f"{where}: makes no goal (a query in vary finds no row for any combination)")
     return goals
 
 
