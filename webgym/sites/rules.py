@@ -20,7 +20,9 @@ and seed always give the same site. A rule is:
     {$cycle: [A, B, ...]}           A for row 1, B for row 2, ... and round again (no draw)
     {$row: TABLE}        a random row of a table drawn earlier
     {$rows: TABLE}       every row of a table drawn earlier (for `each`)
-    {$column: TABLE.FIELD, offset: K, limit: N}  the distinct values of a column, in row order
+    {$column: TABLE.FIELD, where: {FIELD: VALUE}, offset: K, limit: N}
+                         the distinct values of a column, in row order (of the rows whose fields
+                         have the given values)
     {$date: [START, DAYS]}            an ISO date from START to START + DAYS - 1
     {$days: [START, N]}               N consecutive ISO dates from START (no draw)
     {$digits: N}         N random digits, the first not 0 (a sign-in code)
@@ -234,7 +236,9 @@ class Drawing:
 
     def _column(self, node: dict, loc: str, scope: dict) -> list[Any]:
         table, _, field = str(node["$column"]).partition(".")
-        values = list(dict.fromkeys(row.get(field) for row in self._table(table, f"{loc}.$column")))
+        where = node.get("where") or {}
+        rows = [row for row in self._table(table, f"{loc}.$column") if all(row.get(k) == v for k, v in where.items())]
+        values = list(dict.fromkeys(row.get(field) for row in rows))
         start = int(node.get("offset", 0))
         return values[start:start + node["limit"]] if "limit" in node else values[start:]
 
