@@ -46,9 +46,7 @@ def draw_table(drawing: Drawing, name: str, recipe: TableRecipe) -> list[dict[st
     if recipe.each is not None and recipe.rows is not None:
         raise drawing.fail(loc, "give rows or each, not both")
     if recipe.each is not None:
-        elements = (drawing.list_of(recipe.each, f"{loc}.each", {})[0] if isinstance(recipe.each, str)
-                    else drawing.value(recipe.each, f"{loc}.each"))
-        scopes = _each(drawing, elements, f"{loc}.each")
+        scopes = _each(drawing, _elements(drawing, recipe.each, f"{loc}.each"), f"{loc}.each")
     else:
         scopes = [{}] * (drawing.count(recipe.rows, f"{loc}.rows", {}) if recipe.rows is not None else 0)
     rows: list[dict[str, Any]] = [dict(row) for row in recipe.fixed]
@@ -59,6 +57,16 @@ def draw_table(drawing: Drawing, name: str, recipe: TableRecipe) -> list[dict[st
         rows = order_rows(rows, recipe.sort)
     drawing.tables[name] = rows
     return rows
+
+
+def _elements(drawing: Drawing, each: Any, loc: str) -> Any:
+    """What `each` names: a word list (by name), a rule's list, or for a mapping of names, each
+    name's list."""
+    if isinstance(each, str):
+        return drawing.list_of(each, loc, {})[0]
+    if isinstance(each, dict) and not any(str(key).startswith("$") for key in each):
+        return {name: _elements(drawing, rule, f"{loc}.{name}") for name, rule in each.items()}
+    return drawing.value(each, loc)
 
 
 def _each(drawing: Drawing, elements: Any, loc: str) -> list[dict[str, Any]]:
