@@ -131,6 +131,7 @@ def generate_raw(family: Family, seed: int) -> dict[str, Any]:
     graph = family.graph_raw()
     spec = deep_merge(graph, {**identity, "data": {**graph.get("data", {}), **tables}})
     spec = deep_merge(spec, drawing.literal(family.spec, "spec"))
+    spec.setdefault("graph", family.family)
     for path, choices in family.variants.items():
         if not choices:
             raise drawing.fail(f"variants.{path}", "no choices")

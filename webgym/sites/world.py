@@ -110,6 +110,16 @@ def generated_sites(family: Family, seeds: list[int], max_states: int, cache_dir
     return out
 
 
+def family_problems(family: Family, seeds: list[int], *, max_states: int = 200_000,
+                    cache_dir: str | Path | None = None, replay_goals: int = 0) -> list[SiteProblem]:
+    """What stops a family's sites for `seeds` from being used (none: every one passes), checked as
+    load_world checks them; the LLM writer's validator."""
+    built = generated_sites(family, seeds, max_states, cache_dir)
+    _, problems = checked_sites([site for site in built if isinstance(site, Site)], workers=1,
+                                replay_goals=replay_goals)
+    return [item for item in built if isinstance(item, SiteProblem)] + problems
+
+
 def load_world(settings: WorldSettings | None = None, *, specs_dir: str | Path = SPECS_DIR,
                max_states: int = 200_000, cache_dir: str | Path | None = CACHE_DIR, search_workers: int = 2,
                replay_concurrency: int = 3) -> World:
