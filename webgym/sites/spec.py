@@ -2,7 +2,7 @@
 
 A spec file (webgym/sites/specs/<name>.yaml) holds:
 
-    name, hostname, title, tagline, domain, subdomain, graph, seed, theme   identity and look
+    name, hostname, title, tagline, domain, subdomain, graph, family, seed, theme   identity and look
     data:    {TABLE: [rows, each with an "id"]}      what fills the pages (products, flights, ...)
     state:   {VAR: {type, description, default, ...}} typed variables: text, enum, int, bool, set,
                                                       list (of records)
