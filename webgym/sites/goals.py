@@ -65,12 +65,14 @@ def describe(bound: dict[str, Any]) -> str:
     return ", ".join(f"{name}={_short(value)}" for name, value in bound.items())
 
 
-def _written(value: Any, loc: str) -> str:
+def written(value: Any, loc: str) -> str:
+    """A bound value inside longer text: lists joined, floats without trailing zeros; a record is an
+    error (name one of its fields)."""
     if isinstance(value, dict):
         raise SpecError(f"{loc}: a record cannot be written into text; name one of its fields, "
                         f"e.g. {{NAME.{next(iter(value), 'name')}}}")
     if isinstance(value, list):
-        return ", ".join(_written(v, loc) for v in value)
+        return ", ".join(written(v, loc) for v in value)
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
@@ -109,7 +111,7 @@ class _Filler:
         whole = PLACEHOLDER.fullmatch(node)
         if whole and self.known(whole):
             return self.value(whole, loc)
-        return PLACEHOLDER.sub(lambda m: _written(self.value(m, loc), loc) if self.known(m) else m.group(0), node)
+        return PLACEHOLDER.sub(lambda m: written(self.value(m, loc), loc) if self.known(m) else m.group(0), node)
 
 
 def _rows(query: GoalQuery, data: dict[str, Any], filler: _Filler, loc: str) -> list[dict[str, Any]]:

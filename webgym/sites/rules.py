@@ -49,6 +49,7 @@ from collections.abc import Callable
 from typing import Any
 
 from webgym.sites.expr import SpecError
+from webgym.sites.goals import written
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?::([^{}]+))?\}")
 DIGITS = "0123456789"
@@ -62,17 +63,13 @@ def slug(text: Any) -> str:
     return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
 
 
-def _written(value: Any, spec: str | None) -> str:
+def _written(value: Any, spec: str | None, loc: str) -> str:
     """A value inside longer text, formatted by the placeholder's spec when it has one."""
     if spec and "%" in spec:
         return dt.date.fromisoformat(str(value)).strftime(spec)
     if spec:
         return format(value, spec)
-    if isinstance(value, list):
-        return ", ".join(_written(v, None) for v in value)
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return written(value, loc)
 
 
 class Drawing:
@@ -125,7 +122,7 @@ class Drawing:
         if whole and whole.group(3) is None:
             return self._lookup(whole, loc, scope)
         try:
-            return PLACEHOLDER.sub(lambda m: _written(self._lookup(m, loc, scope), m.group(3)), text)
+            return PLACEHOLDER.sub(lambda m: _written(self._lookup(m, loc, scope), m.group(3), loc), text)
         except GenerationError:
             raise
         except (ValueError, TypeError) as error:
@@ -265,7 +262,7 @@ class Drawing:
 
     def _join(self, node: dict, loc: str, scope: dict) -> str:
         items = self._arg(node, "$join", loc, scope)
-        return str(node.get("sep", ", ")).join(_written(item, None) for item in items)
+        return str(node.get("sep", ", ")).join(written(item, loc) for item in items)
 
     def _fill(self, node: dict, loc: str, scope: dict) -> Any:
         text = self.value(node["$fill"], f"{loc}.$fill", scope)
