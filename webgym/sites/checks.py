@@ -20,7 +20,6 @@ from pathlib import Path
 from webgym.sites.expr import SpecError
 from webgym.sites.generate import generated_name
 from webgym.sites.pathcache import ENGINE
-from webgym.sites.search import SearchLimit
 from webgym.sites.site import Site, search_paths
 from webgym.sites.spec import SiteSpec
 
@@ -69,13 +68,7 @@ def build_site(make: Callable[[], SiteSpec], family: str, seed: int | None, name
 
 def oracle_problems(site: Site) -> list[SiteProblem]:
     """One problem per goal without an oracle path within its band's limit and max_states."""
-    problems = []
-    for goal in site.spec.goals:
-        try:
-            site.oracle_path(goal.id)
-        except (SpecError, SearchLimit) as error:
-            problems.append(problem(site, goal.id, str(error).split(": ", 2)[-1]))
-    return problems
+    return [problem(site, goal_id, reason) for goal_id, reason in site.oracle_paths()[1].items()]
 
 
 def problem(site: Site, goal: str | None, reason: str) -> SiteProblem:

@@ -5,9 +5,9 @@ order: the family's `draw` values, the site's identity, its data tables, the spe
 state, typed values), one choice per variant path, one wording per goal, and a look from
 render.THEME_CHOICES. Goal templates are then made on the site's data and written out as goals (a
 template that finds nothing in this site's data makes none). The result is a whole spec (the graph
-merged in, no `extends`, no templates), named
-`<family>-g<seed>` with host name `<family>-g<seed>.test`, that records its family and seed: the
-same family and seed give the same spec, byte for byte. `generate_spec` parses it like a spec file.
+merged in, no `extends`, no templates), named `<family>-g<seed>` with host name
+`<family>-g<seed>.test`, that records its family and seed: the same family and seed give the same
+spec, byte for byte. `generate_spec` parses it like a spec file.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from schemas.tasks import difficulty_band
 from webgym.sites.family import load_families
 from webgym.sites.generate import generate_raw, generate_spec
 from webgym.sites.site import Site
-from webgym.sites.spec import SPECS_DIR, load_site
+from webgym.sites.spec import SPECS_DIR, load_site, spec_files
 
 FAMILIES = sorted(load_families())
 
@@ -52,3 +52,11 @@ def test_a_generated_spec_records_its_family_and_a_hand_written_one_its_graph():
     site = generate_spec(load_families(names=["mail"])["mail"], 0)
     assert (site.family, site.graph, site.seed) == ("mail", "mail", 0)
     assert load_site(SPECS_DIR / "mail-a.yaml").family == "mail"
+
+
+def test_five_sites_a_family_and_the_hand_written_ones_make_at_least_100_sites_and_2000_goals():
+    generated = [generate_spec(family, seed) for family in load_families().values() for seed in range(5)]
+    hand_written = [load_site(path) for path in spec_files(SPECS_DIR)]
+    assert len(generated) + len(hand_written) >= 100
+    assert sum(len(spec.goals) for spec in generated + hand_written) >= 2000
+    assert len({spec.hostname for spec in generated + hand_written}) == len(generated) + len(hand_written)
