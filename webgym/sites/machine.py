@@ -194,7 +194,8 @@ class Machine:
         """Per page, the variables that some sequence of actions from that page may read before it
         overwrites them (`set` or `clear`), plus `always` (what a goal reads in every state). The
         others cannot change what happens next: a search can forget them on that page."""
-        live = {page: set(always).union(*(self._reads[a.id] for a in actions)) for page, actions in self.by_page.items()}
+        live = {page: set(always).union(*(self._reads[a.id] for a in actions))
+                for page, actions in self.by_page.items()}
         changed = True
         while changed:
             changed = False
