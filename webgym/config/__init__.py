@@ -14,7 +14,7 @@ from webgym.config.policy import ContextConfig, PolicyConfig, PolicyKind, Sampli
 from webgym.config.profile import Config, checkpoints_dir, load_config, replaced, with_checkpoint
 from webgym.config.rollout import EnvConfig, RolloutConfig
 from webgym.config.serve import ServeConfig, served_name
-from webgym.config.sites import SitesConfig
+from webgym.config.sites import SitesConfig, WorldConfig
 from webgym.config.taskset import (AnnotateConfig, DecomposeConfig, DedupConfig, SampleConfig, SplitConfig,
                                    TasksetConfig)
 from webgym.config.training import AcceptConfig, Objective, TrainConfig
@@ -24,6 +24,6 @@ __all__ = [
     "DedupConfig", "EndpointConfig", "EnvConfig", "JudgeConfig", "JudgeName", "LLMConfig", "LakeConfig",
     "ModelPrice", "NightlyConfig", "Objective", "PolicyConfig", "PolicyKind", "RolloutConfig", "SampleConfig",
     "SamplingConfig", "ScorerConfig", "Section", "ServeConfig", "SitesConfig", "SplitConfig", "TasksetConfig",
-    "TrainConfig", "WarehouseConfig", "checkpoints_dir", "is_url", "load_config", "project_path", "replaced", "served_name",
+    "TrainConfig", "WarehouseConfig", "WorldConfig", "checkpoints_dir", "is_url", "load_config", "project_path", "replaced", "served_name",
     "with_checkpoint",
 ]

@@ -7,6 +7,27 @@ from pydantic import Field
 from webgym.config.base import ProjectPath, Section
 
 
+class WorldConfig(Section):
+    """Which sites make up the world: the hand-written specs plus sites generated from families
+    (webgym/sites/world.py, families/, generate.py)."""
+
+    families: list[str] | None = Field(
+        default=None, description="Families to generate sites of (names of families/*.yaml); null: every family.")
+    instances: int = Field(default=5, ge=0, description="Sites generated per family (0: hand-written sites only).")
+    seed: int = Field(default=0, ge=0, description="Seed of a family's first site; its n-th site uses seed + n.")
+    held_out_families: list[str] = Field(
+        default_factory=list, description="Families held out whole: all their sites are test sites (unseen structure).")
+    hand_written: bool = Field(default=True, description="Include the hand-written sites of sites.specs_dir.")
+    replay_goals: int = Field(
+        default=1, ge=0, description="Goals per site whose oracle path is replayed in Chromium before the site is used "
+                                     "(the longest of different templates; successes are remembered); 0: none.")
+    families_dir: ProjectPath = Field(default="webgym/sites/families",
+                                      description="Directory of family files, relative to the project.")
+    generated_dir: ProjectPath | None = Field(
+        default=".cache/sites/generated",
+        description="Where generated specs are written for inspection and `webgym sites serve` (null: memory only).")
+
+
 class SitesConfig(Section):
     """The synthetic verifiable websites (webgym/sites): where their specs are, how they are served."""
 
@@ -32,3 +53,4 @@ class SitesConfig(Section):
         default=2, ge=1,
         description="Processes searching oracle paths that are not cached yet (verify, paths, export-tasks); "
                     "1 searches in the command's own process.")
+    world: WorldConfig = Field(default_factory=WorldConfig, description="The hand-written and generated sites.")

@@ -303,7 +303,7 @@ class Compiler:
 
         def lookup(env: Env) -> Any:
             row = rows.get(get(env))
-            return None if row is None else row.get(name)
+            return None if row is None else freeze(row.get(name))
         return _merge(lookup, [key], data=True)
 
     def _column(self, node: dict, loc: str) -> Compiled:

@@ -47,6 +47,11 @@ RESERVED = frozenset({"title", "hostname"})
 """Placeholders the task text fills in from the site; a template cannot bind them."""
 
 
+class NoGoalMade(SpecError):
+    """A template's queries find no row for any combination: on a generated site that only means
+    its data has nothing the template asks for (generate.py leaves the template out)."""
+
+
 def _short(value: Any) -> str:
     """A bound value in a message: a row by its id, anything else as compact JSON."""
     if isinstance(value, dict) and "id" in value:
@@ -60,12 +65,14 @@ def describe(bound: dict[str, Any]) -> str:
     return ", ".join(f"{name}={_short(value)}" for name, value in bound.items())
 
 
-def _written(value: Any, loc: str) -> str:
+def written(value: Any, loc: str) -> str:
+    """A bound value inside longer text: lists joined, floats without trailing zeros; a record is an
+    error (name one of its fields)."""
     if isinstance(value, dict):
         raise SpecError(f"{loc}: a record cannot be written into text; name one of its fields, "
                         f"e.g. {{NAME.{next(iter(value), 'name')}}}")
     if isinstance(value, list):
-        return ", ".join(_written(v, loc) for v in value)
+        return ", ".join(written(v, loc) for v in value)
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
@@ -104,7 +111,7 @@ class _Filler:
         whole = PLACEHOLDER.fullmatch(node)
         if whole and self.known(whole):
             return self.value(whole, loc)
-        return PLACEHOLDER.sub(lambda m: _written(self.value(m, loc), loc) if self.known(m) else m.group(0), node)
+        return PLACEHOLDER.sub(lambda m: written(self.value(m, loc), loc) if self.known(m) else m.group(0), node)
 
 
 def _rows(query: GoalQuery, data: dict[str, Any], filler: _Filler, loc: str) -> list[dict[str, Any]]:
@@ -181,7 +188,7 @@ def instantiate(raw: dict[str, Any], data: dict[str, Any], source: str, index: i
         goals.append(_goal({**filled, "id": goal_id, "text": str(filled["text"]), "origin": origin},
                            f"{where} with {describe(bound)}: "))
     if not goals:
-        raise SpecError(f"{where}: makes no goal (a query in vary finds no row for any combination)")
+        raise NoGoalMade(f"{where}: makes no goal (a query in vary finds no row for any combination)")
     return goals
 
 

@@ -164,6 +164,48 @@ class Machine:
         self.paths: PathCache | None = None
         """Oracle paths from the start state on disk (pathcache.py), when the site was given a directory."""
         self.preconditions: list[Compiled] = [c for a in actions for c in a.pre]
+        self._reads = {a.id: frozenset().union(
+            *(c.reads for c in a.pre), *(p.candidates.reads for p in a.params),
+            *(part.reads for e in a.effects for part in e.parts),
+            {e.var for e in a.effects if e.op in RELATIVE_OPS}) for a in actions}
+        """Variables each action reads: precondition, parameter domains, effect values, and the
+        variables it changes relative to their value (append also checks how full a list is)."""
+        self._writes = {a.id: frozenset(e.var for e in a.effects) for a in actions}
+        self._kills = {a.id: frozenset(e.var for e in a.effects if e.op in ("set", "clear")) for a in actions}
+
+    def relevant_vars(self, always: frozenset[str]) -> frozenset[str]:
+        """The variables that can influence `always` (what a goal reads) or the page: those, and
+        whatever an action reads when it writes a relevant variable or moves to a page, to a fixed
+        point. An action that only writes other variables (a form whose results the goal never
+        looks at) cannot change anything the goal sees, however the search takes it."""
+        relevant = set(always)
+        changed = True
+        while changed:
+            changed = False
+            for action in self.actions.values():
+                if action.to is not None or self._writes[action.id] & relevant:
+                    new = self._reads[action.id] - relevant
+                    if new:
+                        relevant |= new
+                        changed = True
+        return frozenset(relevant)
+
+    def live_vars(self, always: frozenset[str]) -> dict[str, frozenset[str]]:
+        """Per page, the variables that some sequence of actions from that page may read before it
+        overwrites them (`set` or `clear`), plus `always` (what a goal reads in every state). The
+        others cannot change what happens next: a search can forget them on that page."""
+        live = {page: set(always).union(*(self._reads[a.id] for a in actions))
+                for page, actions in self.by_page.items()}
+        changed = True
+        while changed:
+            changed = False
+            for page, actions in self.by_page.items():
+                for action in actions:
+                    carried = live[action.to or page] - self._kills[action.id] - live[page]
+                    if carried:
+                        live[page] |= carried
+                        changed = True
+        return {page: frozenset(names) for page, names in live.items()}
 
     # ---- compile -------------------------------------------------------------------------
 

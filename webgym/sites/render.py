@@ -2,9 +2,11 @@
 
 Python builds a small view model of the page (blocks, rows, elements) and the Jinja template
 templates/page.html turns it into markup; templates/site.css and site.js are the same for every
-site, the theme only sets CSS variables and layout classes. Every element that triggers an FSM
-action carries `data-wg-action` and `data-wg-params` (see oracle.py), and a disabled element is
-one whose action's precondition does not hold now. Rendering is deterministic: the same spec,
+site, the theme only sets CSS variables and layout classes (templates/looks.css adds the navigation
+placements, page widths and surfaces that came later, only to the sites that use them, so older
+sites render byte for byte as before). Every element that triggers an FSM action carries
+`data-wg-action` and `data-wg-params` (see oracle.py), and a disabled element is one whose action's
+precondition does not hold now. Rendering is deterministic: the same spec,
 seed and state give the same bytes.
 """
 
@@ -53,11 +55,36 @@ PALETTES: dict[str, dict[str, str]] = {
     "graphite": {"primary": "#a3e635", "accent": "#f472b6", "bg": "#18181b", "surface": "#27272a", "text": "#f4f4f5",
                  "muted": "#a1a1aa", "line": "#3f3f46", "on_primary": "#18181b"},
 }
+PALETTES.update({
+    "mint": {"primary": "#047857", "accent": "#7c3aed", "bg": "#f0fdf7", "surface": "#ffffff", "text": "#0b2a1f",
+             "muted": "#4f6f63", "line": "#cdeee0", "on_primary": "#ffffff"},
+    "coral": {"primary": "#e5484d", "accent": "#0f766e", "bg": "#fff7f5", "surface": "#ffffff", "text": "#2b1615",
+              "muted": "#83605c", "line": "#f6d9d4", "on_primary": "#ffffff"},
+    "indigo": {"primary": "#4338ca", "accent": "#f97316", "bg": "#f5f6ff", "surface": "#ffffff", "text": "#1b1a3a",
+               "muted": "#5f5f85", "line": "#dcdcf5", "on_primary": "#ffffff"},
+    "olive": {"primary": "#4d5b16", "accent": "#b45309", "bg": "#f8f8ef", "surface": "#fffffa", "text": "#23270f",
+              "muted": "#6a6d4f", "line": "#e4e4cf", "on_primary": "#ffffff"},
+    "ocean-night": {"primary": "#38bdf8", "accent": "#f472b6", "bg": "#0b1220", "surface": "#111a2e",
+                    "text": "#e6edf7", "muted": "#8ea0bd", "line": "#22304d", "on_primary": "#06121f"},
+    "amber": {"primary": "#b45309", "accent": "#1d4ed8", "bg": "#fffbeb", "surface": "#ffffff", "text": "#2a1d05",
+              "muted": "#7a6440", "line": "#f3e3bd", "on_primary": "#ffffff"},
+})
+DRAWN_PALETTES = ["cherry", "forest", "graphite", "ink", "midnight", "ocean", "plum", "rose", "sand", "slate",
+                  "sunset", "teal"]
+"""The palettes `theme_for` draws from for a site that names none: the first twelve, so that adding a
+palette never changes the look of an existing site."""
 FONTS = ["Liberation Sans", "DejaVu Sans", "Liberation Serif", "DejaVu Serif", "Liberation Sans Narrow",
          "DejaVu Sans Condensed"]
 LAYOUTS = ["sidebar-left", "sidebar-right", "top"]
 HEADERS = ["solid", "light", "split"]
 DENSITIES = ["compact", "cozy", "roomy"]
+RADII = [0, 4, 8, 12, 18]
+THEME_CHOICES: dict[str, list] = {
+    "palette": sorted(PALETTES), "font": [*FONTS, "DejaVu Sans Mono", "Liberation Mono"],
+    "heading_font": [*FONTS, "DejaVu Serif Condensed", "DejaVu Sans Mono"], "layout": LAYOUTS,
+    "header": HEADERS, "nav": ["header", "bar", "rail"], "width": ["narrow", "normal", "wide"],
+    "surface": ["bordered", "shadow", "flat"], "radius": RADII, "density": DENSITIES}
+"""Every look a generated site may draw (generate.py), one choice per key."""
 TOKEN = re.compile(r"\{(#?)([\w.]+)\}")
 
 
@@ -72,13 +99,16 @@ class Theme:
     radius: int
     density: str
     logo: str
+    nav: str | None
+    width: str | None
+    surface: str | None
 
 
 def theme_for(spec: SiteSpec) -> Theme:
     """The site's theme: what the spec fixes, the rest drawn from a generator seeded by name and seed."""
     rng = random.Random(f"{spec.name}:{spec.seed}")
-    drawn = {"palette": rng.choice(sorted(PALETTES)), "font": rng.choice(FONTS), "heading_font": rng.choice(FONTS),
-             "layout": rng.choice(LAYOUTS), "header": rng.choice(HEADERS), "radius": rng.choice([0, 4, 8, 12, 18]),
+    drawn = {"palette": rng.choice(DRAWN_PALETTES), "font": rng.choice(FONTS), "heading_font": rng.choice(FONTS),
+             "layout": rng.choice(LAYOUTS), "header": rng.choice(HEADERS), "radius": rng.choice(RADII),
              "density": rng.choice(DENSITIES)}
     chosen = {k: v for k, v in spec.theme.model_dump().items() if v is not None}
     picked = {**drawn, **chosen}
@@ -87,7 +117,8 @@ def theme_for(spec: SiteSpec) -> Theme:
                          f"(palettes: {', '.join(sorted(PALETTES))})")
     logo = picked.get("logo") or "".join(w[0] for w in spec.title.split()[:2]).upper()
     return Theme(picked["palette"], PALETTES[picked["palette"]], picked["font"], picked["heading_font"],
-                 picked["layout"], picked["header"], picked["radius"], picked["density"], logo)
+                 picked["layout"], picked["header"], picked["radius"], picked["density"], logo,
+                 picked.get("nav"), picked.get("width"), picked.get("surface"))
 
 
 def _hue(key: str) -> int:
@@ -127,6 +158,8 @@ class Renderer:
         self.template = env.get_template("page.html")
         self.css = (TEMPLATES / "site.css").read_text(encoding="utf-8")
         self.js = (TEMPLATES / "site.js").read_text(encoding="utf-8")
+        later_looks = self.theme.nav or self.theme.width or self.theme.surface
+        self.looks_css = (TEMPLATES / "looks.css").read_text(encoding="utf-8") if later_looks else ""
         self._compiled: dict[tuple[int, str], Any] = {}
 
     def _once(self, block: BlockSpec, part: str, build: Callable[[], Any]) -> Any:
@@ -288,7 +321,8 @@ class Renderer:
                   for column in ("main", "side")}
         return self.template.render(
             site=self.spec, theme=asdict(self.theme), title=self.fill(page.title, state), page_id=state.page,
-            nav=nav, main=blocks["main"], side=blocks["side"], css=self.css, js=self.js, message=message)
+            nav=nav, main=blocks["main"], side=blocks["side"], css=self.css, looks_css=self.looks_css, js=self.js,
+            message=message)
 
 
 def _params(params: dict[str, Any]) -> str:

@@ -11,7 +11,12 @@ still matter for the goal (a bisimulation, so the paths found are still shortest
 - for every other variable that conditions compare with literals (form fields checked with
   `exists`, goal facts like `name eq "Ada"`), only the truth of those conditions;
 - nothing of the variables nothing reads (say, ratings when the goal is about the shopping list;
-  views that pages only display do not count as reading).
+  views that pages only display do not count as reading);
+- nothing of the variables that cannot influence the goal or the page (Machine.relevant_vars):
+  a report form whose results a goal about alerts never reads;
+- on each page, nothing of the variables no action sequence from there reads before overwriting
+  them (Machine.live_vars): the filters of a search the cart page's links all reset, a draft that
+  only the compose page reads.
 Two states with equal keys enable the same actions and lead to states with equal keys, and agree
 on the goal, so expanding one of them is enough.
 """
@@ -41,6 +46,8 @@ class Path:
 
 def state_key(machine: Machine, target: list[Compiled]) -> Callable[[State], tuple]:
     """The deduplication key for a search towards `target` (see the module docstring)."""
+    goal_reads = frozenset().union(*(c.reads for c in target))
+    relevant = machine.relevant_vars(goal_reads)
     conditions = machine.preconditions + target
     read = set(machine.value_reads).union(*(c.reads for c in conditions))
     valued = set(machine.value_reads) | (set(machine.relative_writes) & read)
@@ -51,13 +58,19 @@ def state_key(machine: Machine, target: list[Compiled]) -> Callable[[State], tup
     for condition in conditions:
         if condition.guard is not None and condition.guard not in valued:
             guards.setdefault(condition.guard, []).append(condition.fn)
-    indices = sorted(machine.index[name] for name in valued)
-    pick = operator.itemgetter(*indices) if indices else (lambda values: ())
     # A guarded variable's truths depend on its value alone: memoise them per value.
-    memos = [(machine.index[name], _truths(machine, name, tests)) for name, tests in guards.items()]
+    truths = {name: _truths(machine, name, tests) for name, tests in guards.items()}
+    live = machine.live_vars(goal_reads)
+    per_page: dict[str, tuple[Callable, list[tuple[int, Callable]]]] = {}
+    for page, alive in live.items():
+        alive = alive & relevant
+        indices = sorted(machine.index[name] for name in valued & alive)
+        pick = operator.itemgetter(*indices) if indices else (lambda values: ())
+        per_page[page] = pick, [(machine.index[name], memo) for name, memo in truths.items() if name in alive]
 
     def key(state: State) -> tuple:
         values = state.values
+        pick, memos = per_page[state.page]
         return state.page, pick(values), tuple(memo(values[i]) for i, memo in memos)
     return key
 

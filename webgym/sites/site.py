@@ -159,16 +159,25 @@ class Site:
                             f"band's {HORIZONS[band]} steps ({facts} facts)")
         return found
 
-    def validate(self) -> dict[str, Plan]:
-        """Oracle paths of all goals; a goal that does not fit its band's step limit is an error."""
-        problems = Problems(self.spec.where())
+    def oracle_paths(self) -> tuple[dict[str, Plan], dict[str, str]]:
+        """Oracle paths of all goals, and why each goal without one has none."""
         paths: dict[str, Plan] = {}
-        for i, goal in enumerate(self.spec.goals):
+        failures: dict[str, str] = {}
+        for goal in self.spec.goals:
             try:
                 paths[goal.id] = self.oracle_path(goal.id)
             except (SpecError, SearchLimit) as error:
+                failures[goal.id] = str(error).split(": ", 2)[-1]
+        return paths, failures
+
+    def validate(self) -> dict[str, Plan]:
+        """Oracle paths of all goals; a goal that does not fit its band's step limit is an error."""
+        problems = Problems(self.spec.where())
+        paths, failures = self.oracle_paths()
+        for i, goal in enumerate(self.spec.goals):
+            if goal.id in failures:
                 problems.add(f"{goal.id} from {goal.origin}" if goal.origin else f"goals[{i}] ({goal.id})",
-                             str(error).split(": ", 2)[-1])
+                             failures[goal.id])
         problems.raise_if_any()
         return paths
 

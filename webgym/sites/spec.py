@@ -2,7 +2,7 @@
 
 A spec file (webgym/sites/specs/<name>.yaml) holds:
 
-    name, hostname, title, tagline, domain, subdomain, graph, seed, theme   identity and look
+    name, hostname, title, tagline, domain, subdomain, graph, family, seed, theme   identity and look
     data:    {TABLE: [rows, each with an "id"]}      what fills the pages (products, flights, ...)
     state:   {VAR: {type, description, default, ...}} typed variables: text, enum, int, bool, set,
                                                       list (of records)
@@ -30,7 +30,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from webgym.sites.expr import SpecError
 
@@ -160,7 +160,9 @@ class PageSpec(Model):
 
 
 class ThemeSpec(Model):
-    """Look of a site; anything left out is drawn from the site's seed."""
+    """Look of a site; of the first eight, anything left out is drawn from the site's seed. nav, width and
+    surface came later: left out, they keep the look sites had before them (links in the header, a
+    1180 px page, bordered panels), so no older site changes."""
 
     palette: str | None = Field(default=None, description="Named palette (see render.PALETTES).")
     font: str | None = Field(default=None, description="Font family for text.")
@@ -170,6 +172,12 @@ class ThemeSpec(Model):
     radius: int | None = Field(default=None, ge=0, le=24)
     density: Literal["compact", "cozy", "roomy"] | None = Field(default=None)
     logo: str | None = Field(default=None, description="Short mark drawn in the logo.")
+    nav: Literal["header", "bar", "rail"] | None = Field(
+        default=None, description="Where the site's navigation sits: in the header, in a bar under it, or in a "
+                                  "column at the left of the page.")
+    width: Literal["narrow", "normal", "wide"] | None = Field(default=None, description="Width of the page.")
+    surface: Literal["bordered", "shadow", "flat"] | None = Field(
+        default=None, description="How panels and cards stand out: a border, a shadow, or a tint.")
 
 
 class GroupSpec(Model):
@@ -220,6 +228,8 @@ class SiteSpec(Model):
     domain: str = Field(description="Task domain: shopping, travel, email, social, information, account.")
     subdomain: str | None = Field(default=None, description="Finer topic, e.g. 'homeware'.")
     graph: str = Field(description="Name of the FSM graph (sites that share one have the same graph).")
+    family: str | None = Field(default=None, description="Family of the site (family.py): set by the generator on "
+                                                         "the sites it makes; a hand-written site's is its graph.")
     seed: int = Field(default=0, description="Seed of the theme draws.")
     theme: ThemeSpec = Field(default_factory=ThemeSpec)
     start_page: str = Field(description="Page of the initial state.")
@@ -231,6 +241,12 @@ class SiteSpec(Model):
     actions: dict[str, ActionSpec]
     goals: list[GoalSpec] = Field(default_factory=list)
     source: str | None = Field(default=None, exclude=True, description="File the spec was read from.")
+
+    @model_validator(mode="after")
+    def _family_of_graph(self) -> SiteSpec:
+        if self.family is None:
+            self.family = self.graph
+        return self
 
     def where(self) -> str:
         return self.source or f"site {self.name}"

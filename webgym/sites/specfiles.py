@@ -25,7 +25,8 @@ def deep_merge(base: Any, override: Any) -> Any:
     return override
 
 
-def _read(path: Path) -> Any:
+def read_spec_file(path: Path) -> Any:
+    """Parsed YAML or JSON of a spec, graph, family or word file; errors name the file."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -45,7 +46,7 @@ def parse_site(raw: Any, source: str) -> SiteSpec:
         if not graph_file.exists():
             known = sorted(p.stem for p in GRAPHS_DIR.glob("*.yaml"))
             raise SpecError(f"{source}: extends: unknown graph {raw['extends']!r} (graphs: {', '.join(known)})")
-        raw = deep_merge(_read(graph_file), {k: v for k, v in raw.items() if k != "extends"})
+        raw = deep_merge(read_spec_file(graph_file), {k: v for k, v in raw.items() if k != "extends"})
     if isinstance(raw.get("goals"), list):
         raw = {**raw, "goals": expand_goals(raw["goals"], raw.get("data"), source)}
     return validated_spec(raw, source)
@@ -54,7 +55,7 @@ def parse_site(raw: Any, source: str) -> SiteSpec:
 def load_site(path: str | Path) -> SiteSpec:
     """Read one spec file: our YAML/JSON format, or AutoWebWorld's fsm.json (recognised by its meta block)."""
     path = Path(path)
-    raw = _read(path)
+    raw = read_spec_file(path)
     if is_autowebworld(raw):
         return from_autowebworld(raw, source=str(path))
     return parse_site(raw, str(path))

@@ -24,6 +24,7 @@ subset of groups is again a goal predicate, which is what WebGym's decomposition
     reference_answer    the expected answer of a question goal, else null
     domain, subdomain   the site's domain ("shopping", "travel", "email", ...) and topic
     title, graph        the site's brand name and the name of its FSM graph
+    family              the site's family (family.py; a hand-written site's is its graph)
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def task_record(site: Site, goal: GoalSpec, rephrase: Rephrase | None = None) ->
         "difficulty": rubric.n_facts, "band": band, "step_limit": HORIZONS[band],
         "oracle_length": site.oracle_path(goal.id).length, "reference_answer": reference_answer(rubric),
         "domain": site.spec.domain, "subdomain": site.spec.subdomain, "title": site.spec.title,
-        "graph": site.spec.graph,
+        "graph": site.spec.graph, "family": site.spec.family,
     }
 
 
