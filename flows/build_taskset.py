@@ -1,11 +1,11 @@
 """The build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, each stage gated on data quality.
 
 With input files it ingests those; without, it builds the embedded default task set: every goal of
-the shipped synthetic sites, whose exact rubrics need no LLM, split by the held-out sites of
-`taskset.split.held_out_websites`. Resumable: ingest skips records already in seed_tasks, dedup
-records only new duplicates, annotate skips seeds whose task is in the lake (and writes batch by
-batch), decompose only plans tasks not decomposed yet, and the split is drawn afresh over the whole
-table (the same draw for the same tasks and seed).
+the world's synthetic sites (hand-written and generated from families, `sites.world`), whose exact
+rubrics need no LLM, split by the families and sites `taskset.split` holds out. Resumable: ingest
+skips records already in seed_tasks, dedup records only new duplicates, annotate skips seeds whose
+task is in the lake (and writes batch by batch), decompose only plans tasks not decomposed yet, and
+the split is drawn afresh over the whole table (the same draw for the same tasks and seed).
 
 The tasks below are the stages' drivers (read the lake, run the stage, write its table); the
 `webgym ingest` and `webgym taskset ...` commands call the same drivers.
@@ -30,7 +30,7 @@ from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
 from webgym.lake import Lake
 from webgym.llm.client import LLM
-from webgym.sites.site import load_sites, search_paths
+from webgym.sites.world import world_of
 from webgym.sites.tasks import task_records
 
 log = logging.getLogger(__name__)
@@ -103,14 +103,15 @@ def ingest_inputs(config: Config, inputs: list[str], source: str = "auto",
 
 @task(cache_policy=NO_CACHE)
 def ingest_synthetic_sites(config: Config) -> list[FileReport]:
-    """Every goal of the shipped synthetic sites (oracle paths searched first) as seed tasks of source
-    `synthetic`."""
-    settings = config.sites
-    sites = list(load_sites(settings.specs_dir, max_states=settings.max_states, cache_dir=settings.cache_dir).values())
-    search_paths(sites, settings.search_workers)
-    goals = [Record(settings.specs_dir, line, record) for line, record in enumerate(task_records(sites), 1)]
+    """Every goal of the world's sites (hand-written and generated; webgym/sites/world.py, which
+    checks them first and leaves out, reported, those that fail) as seed tasks of source `synthetic`."""
+    world = world_of(config.sites)
+    for problem in world.problems:
+        log.warning("site left out: %s", problem)
+    source = "synthetic sites"
+    goals = [Record(source, line, record) for line, record in enumerate(task_records(list(world.sites.values())), 1)]
     lake = Lake(config.lake.data_dir)
-    result = seed_tasks_from_records("synthetic", {settings.specs_dir: goals}, _seed_keys(lake))
+    result = seed_tasks_from_records("synthetic", {source: goals}, _seed_keys(lake))
     lake.write_table("seed_tasks", result.rows, run_id="ingest-synthetic")
     return result.files
 
@@ -184,9 +185,13 @@ def decompose_tasks(config: Config) -> DecomposeReport:
 
 @task(cache_policy=NO_CACHE)
 def split_task_set(config: Config) -> tuple[dict[str, int], int]:
-    """Draw the OOD split over the whole tasks table and rewrite it; tasks per split, test websites."""
+    """Draw the OOD split over the whole tasks table and rewrite it (synthetic sites held out by family
+    and by site from the world's site table); tasks per split, test websites."""
     lake = Lake(config.lake.data_dir)
-    tasks = assigned_splits(lake.read_table("tasks"), config.taskset.split)
+    tasks = lake.read_table("tasks")
+    split = config.taskset.split
+    synthetic = tasks["source"].isin(split.whole_site_sources).any()
+    tasks = assigned_splits(tasks, split, world_of(config.sites).table() if synthetic else None)
     lake.replace_table("tasks", tasks, run_id="split")
     return split_counts(tasks)
 

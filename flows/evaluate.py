@@ -16,7 +16,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.gates import quality_gate
 from flows.judge import judge
 from flows.rollout import rollout
-from stages.evaluate import EvaluateReport, evaluation_report, evaluation_rows
+from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows
 from stages.iterations import latest_iteration
 from webgym.config import Config, load_config
 from webgym.lake import Lake
@@ -36,12 +36,13 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     wanted = ds.field("trajectory_id").isin(trajectory_ids)
     trajectories = lake.read_table("trajectories", filter=wanted)
     verdicts = query(lake, "SELECT trajectory_id, success FROM verdicts", tuple(config.judge.priority))
-    rows = evaluation_rows(trajectories, verdicts, lake.read_table("tasks"), dt.datetime.now(dt.UTC))
+    evaluation = evaluation_id(config.policy.kind, trajectories["task_id"].tolist())
+    rows = evaluation_rows(trajectories, verdicts, lake.read_table("tasks"), evaluation, dt.datetime.now(dt.UTC))
     present = set(lake.read_table("evals", columns=["trajectory_id"], filter=wanted)["trajectory_id"])
     new = rows[~rows["trajectory_id"].isin(present)]
     if len(new):
         lake.write_table("evals", new, run_id=f"evals-{iteration}")
-    return evaluation_report(rows, iteration)
+    return evaluation_report(rows, iteration, evaluation)
 
 
 @flow(name="evaluate")
@@ -52,7 +53,8 @@ def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: 
     Args:
         checkpoint: Checkpoint directory (default: the profile's policy as configured).
         iteration: Iteration the evals rows belong to (default: the newest in the lake).
-        size: Held-out tasks, a seeded sample that is the same every time (default: the whole test split).
+        size: Held-out tasks per held-out kind (unseen family, unseen site), a seeded sample that is the same
+            every time (default: the whole test split).
         config_path: Profile YAML (default configs/local.yaml).
         data_dir: Lake root, a path or an fsspec URL.
     """

@@ -29,6 +29,7 @@ from flows.judge import judge
 from flows.rollout import rollout
 from flows.serve import serve
 from flows.train import acceptance, train
+from stages.evaluate import EvaluateReport
 from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rollout_success
 from webgym.config import Config, load_config
 from webgym.lake import Lake
@@ -46,8 +47,8 @@ class IterationSummary:
     rollout_success: float | None
     accepted_steps: int
     checkpoint_id: str
-    eval_episodes: int
-    eval_success: float
+    evaluation: EvaluateReport
+    """The held-out evaluation of the iteration's checkpoint (success with intervals, by held-out kind)."""
 
 
 @dataclass
@@ -58,8 +59,8 @@ class NightlySummary:
     rows: dict[str, int]
     recovered_rows: int
     iterations: list[IterationSummary] = field(default_factory=list)
-    baseline_success: float | None = None
-    """Held-out success of the untrained starting policy, when this run evaluated it."""
+    baseline: EvaluateReport | None = None
+    """Held-out evaluation of the untrained starting policy, when this run evaluated it."""
 
 
 class StageFailed(RuntimeError):
@@ -147,7 +148,7 @@ def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) 
     evaluated = stage(settings.dispatch, evaluate, checkpoint=trained.path, iteration=iteration,
                       size=settings.eval_tasks, config_path=config_path, data_dir=root)
     return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids), episodes_success(config, ids),
-                            trained.accepted_steps, trained.checkpoint_id, evaluated.episodes, evaluated.success_rate)
+                            trained.accepted_steps, trained.checkpoint_id, evaluated)
 
 
 @flow(name="nightly")
@@ -170,7 +171,7 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     baseline = None
     if rounds and settings.evaluate_untrained and next_plan(config).untrained:
         baseline = stage(settings.dispatch, evaluate, iteration=0, size=settings.eval_tasks, config_path=config_path,
-                         data_dir=root).success_rate
+                         data_dir=root)
     done = [run_iteration(config, next_plan(config), config_path) for _ in range(rounds)]
     quality_gate(root)
     warehouse = build_warehouse(root, config.warehouse.path, config.judge.priority)

@@ -17,10 +17,11 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate
 from flows.runners import task_runner
+from schemas.trajectories import Purpose
 from stages.sample import batch_seed, evaluation_batch, training_batch
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
-from webgym.rollout.episode_run import run_key_for, trajectory_id_for
+from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
 
 
@@ -58,10 +59,11 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int) -> lis
 
 
 @task(retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
-def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: str, shard: int) -> dict[str, Any]:
+def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: str, shard: int,
+                  purpose: Purpose) -> dict[str, Any]:
     """Roll out one shard of tasks in this worker; finished episodes of an earlier try are skipped."""
     tasks = Lake(config.lake.data_dir).read_table("tasks", filter=ds.field("task_id").isin(task_ids))
-    summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard))
+    summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose))
     return {"episodes": summary.episodes, "skipped": summary.skipped, "steps": summary.steps,
             "wall_s": summary.wall_s, "terminations": dict(summary.terminations)}
 
@@ -97,7 +99,8 @@ def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size:
                               shards, checkpoint, greedy)
     ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw))
     run_key = run_key_for(iteration, split, config.policy.kind, checkpoint, draw)
-    futures = [rollout_shard.submit(part, config, iteration, run_key, i)
+    purpose = rollout_purpose(split, config.policy.kind)
+    futures = [rollout_shard.submit(part, config, iteration, run_key, i, purpose)
                for i, part in enumerate(_shards(ids, config.rollout.shards))]
     report = RolloutReport(run_key, [trajectory_id_for(run_key, task_id, sample)
                                      for task_id in ids for sample in range(config.rollout.group_size)])

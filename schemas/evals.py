@@ -12,9 +12,15 @@ from schemas.table import TableSchema
 
 class Eval(BaseModel):
     trajectory_id: str = Field(description="The evaluation episode (trajectories.trajectory_id).")
+    evaluation: str | None = Field(
+        default=None, description="Which evaluation the episode belongs to: the policy kind and a hash of the task "
+                                  "sample, so only evaluations of the same tasks and settings are compared (null: "
+                                  "recorded before evaluations were told apart).")
     iteration: int = Field(ge=0, description="Iteration evaluated.")
     checkpoint: str = Field(description="Checkpoint or policy version evaluated.")
     split: Literal["train", "test"] = Field(description="Split the task came from.")
+    held_out: Literal["family", "site"] | None = Field(
+        default=None, description="How the task is held out: unseen site family, or unseen site (tasks.held_out).")
     task_id: str = Field(description="The task (tasks.task_id).")
     difficulty_band: Literal["easy", "medium", "hard"] | None = Field(default=None, description="Band of the task.")
     domain: str | None = Field(default=None, description="Domain of the task.")

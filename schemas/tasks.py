@@ -40,6 +40,12 @@ class Task(BaseModel):
     difficulty: int | None = Field(default=None, ge=1, description="Number of facts in the rubric.")
     source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
     split: Literal["train", "test"] | None = Field(default=None, description="OOD split, set by the split stage.")
+    held_out: Literal["family", "site"] | None = Field(
+        default=None, description="How a test task is held out (split stage): with its whole site family (unseen "
+                                  "structure), or as one website (unseen data of a training family, or an unseen "
+                                  "real website); null for training tasks.")
+    family: str | None = Field(default=None, description="Site family of a synthetic site's task (the graph the site "
+                                                         "instantiates); null for other sources.")
     rubric: Rubric | None = Field(default=None, description="Fact groups the judge checks.")
     reference_answer: str | None = Field(default=None, description="Reference answer from the source.")
     evaluation: str | None = Field(default=None, description="Source evaluation block as JSON.")

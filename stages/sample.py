@@ -55,12 +55,18 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
 
 
 def evaluation_batch(tasks: pd.DataFrame, size: int | None = None, seed: int = 0) -> pd.DataFrame:
-    """The held-out tasks to evaluate on: every test task, or `size` of them drawn by seed."""
+    """The held-out tasks to evaluate on: every test task, or `size` of each held-out kind (unseen
+    family, unseen site) drawn by seed, so both kinds are measured on the same footing."""
     pool = tasks[tasks["split"] == "test"]
-    if size is None or size >= len(pool):
+    if size is None:
         return pool.reset_index(drop=True)
-    picked = np.random.default_rng(seed).choice(len(pool), size=size, replace=False)
-    return pool.iloc[np.sort(picked)].reset_index(drop=True)
+    rng = np.random.default_rng(seed)
+    picked = []
+    for _, kind in pool.groupby(pool["held_out"].fillna("site"), sort=True):
+        positions = np.flatnonzero(pool.index.isin(kind.index))
+        picked.append(positions if size >= len(positions) else rng.choice(positions, size=size, replace=False))
+    rows = np.sort(np.concatenate(picked)) if picked else np.zeros(0, dtype=int)
+    return pool.iloc[rows].reset_index(drop=True)
 
 
 def batch_seed(seed: int, iteration: int, split: str, draw: int = 0) -> int:

@@ -2,10 +2,14 @@
 
 Test websites are drawn at random (seeded) among the websites of original tasks; each gives
 `tasks_per_test_website` original tasks to the test set, or all of them for sources listed in
-`whole_site_sources` (the synthetic sites). With `held_out_websites`, those sources' test websites
-are named instead (e.g. one site of each synthetic graph) and the draw covers the other websites.
-Every other task on a test website is removed, tasks without a website stay in training, and
-decomposed tasks follow their parent (those of a removed parent are removed). `leaks` proves no website and no task family is in both splits.
+`whole_site_sources` (the synthetic sites). For those sources the test websites are named instead
+(`held_out_sites`): every site of the `held_out_families` (held out whole: unseen structure), the
+last `held_out_instances` generated sites of every other family and the `held_out_websites` (unseen
+data on a structure training knows); the draw covers the other websites. Every test task records how
+it is held out (`held_out`: family or site) and every task on a synthetic site its site family. Every
+other task on a test website is removed, tasks without a website stay in training, and decomposed
+tasks follow their parent (those of a removed parent are removed). `leaks` proves no website, no task
+lineage and no family held out whole is on both sides.
 """
 
 from __future__ import annotations
@@ -15,38 +19,71 @@ import pandas as pd
 
 from webgym.config import SplitConfig
 
+HELD_OUT_KINDS = ("family", "site")
+"""How a test task is held out: with its whole site family, or as one website (of a training family,
+or a real website)."""
+
 
 class LeakageError(AssertionError):
-    """The split put a website or a task family on both sides; the message lists them."""
+    """The split put a website, a task lineage or a family held out whole on both sides; the message lists them."""
 
 
-def _family(tasks: pd.DataFrame) -> pd.Series:
-    """Each task's family: its parent's id for a decomposed task, else its own id."""
+def _lineage(tasks: pd.DataFrame) -> pd.Series:
+    """Each task's lineage: its parent's id for a decomposed task, else its own id."""
     return tasks["parent_task_id"].fillna(tasks["task_id"])
 
 
 def leaks(tasks: pd.DataFrame) -> pd.DataFrame:
-    """One row per website or task family found in both splits (empty when the split is clean)."""
-    split = tasks[tasks["split"].notna()].assign(family=lambda f: _family(f))
+    """One row per website, task lineage or site family held out whole found in both splits (empty when
+    the split is clean)."""
+    split = tasks[tasks["split"].notna()].assign(lineage=lambda f: _lineage(f))
     rows = []
-    for column in ("website", "family"):
+    for column in ("website", "lineage"):
         sides = split.dropna(subset=[column]).groupby(column)["split"].nunique()
         rows += [{"kind": column, "value": value} for value in sides[sides > 1].index]
+    if "held_out" in split:
+        whole = set(split.loc[split["held_out"] == "family", "family"].dropna())
+        trained = set(split.loc[split["split"] == "train", "family"].dropna())
+        rows += [{"kind": "family", "value": value} for value in sorted(whole & trained)]
     return pd.DataFrame(rows, columns=["kind", "value"])
 
 
-def split_tasks(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
-    """The tasks that remain, with `split` set to test or train; tasks removed because they share a
-    test website (and their decomposed tasks) are left out. Raises LeakageError if the result leaks."""
+def held_out_sites(sites: pd.DataFrame, config: SplitConfig) -> dict[str, str]:
+    """website -> how it is held out: `family` for every site of held_out_families, `site` for the last
+    held_out_instances generated sites of every other family and for the named held_out_websites.
+    `sites` has website, family and seed (null for a hand-written site), as World.table() gives them."""
+    unknown = sorted(set(config.held_out_families) - set(sites["family"]))
+    if unknown:
+        raise ValueError(f"taskset.split.held_out_families: unknown site famil{'y' if len(unknown) == 1 else 'ies'} "
+                         f"{', '.join(unknown)} (families: {', '.join(sorted(set(sites['family'])))})")
+    whole = sites["family"].isin(config.held_out_families)
+    kinds = dict.fromkeys(sites.loc[whole, "website"], "family")
+    generated = sites[~whole & sites["seed"].notna()].sort_values(["family", "seed"])
+    if config.held_out_instances:
+        kinds.update(dict.fromkeys(generated.groupby("family").tail(config.held_out_instances)["website"], "site"))
+    for website in config.held_out_websites or []:
+        kinds.setdefault(website, "site")
+    return kinds
+
+
+def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The tasks that remain, with `split` set to test or train, `held_out` to how a test task is held
+    out and `family` to the site family of a synthetic site's task (`sites`: the world's sites, see
+    held_out_sites; None: held_out_websites name the whole-site sources' test websites). Tasks removed
+    because they share a test website (and their decomposed tasks) are left out. Raises LeakageError
+    if the result leaks."""
     rng = np.random.default_rng(config.seed)
     originals = tasks[tasks["parent_task_id"].isna()]
-    drawable, held_out = originals, set()
-    if config.held_out_websites is not None:
+    drawable, named = originals, {}
+    if sites is not None or config.held_out_websites is not None:
         whole_site = originals["source"].isin(config.whole_site_sources)
         drawable = originals[~whole_site]
-        held_out = set(config.held_out_websites) & set(originals.loc[whole_site, "website"].dropna())
+        chosen = held_out_sites(sites, config) if sites is not None else dict.fromkeys(config.held_out_websites, "site")
+        present = set(originals.loc[whole_site, "website"].dropna())
+        named = {website: kind for website, kind in chosen.items() if website in present}
     websites = np.sort(drawable["website"].dropna().unique())
-    held_out |= set(rng.choice(websites, size=min(config.test_websites, len(websites)), replace=False))
+    drawn = dict.fromkeys(rng.choice(websites, size=min(config.test_websites, len(websites)), replace=False), "site")
+    held_out = {**drawn, **named}
     test_ids: set[str] = set()
     for website, group in originals[originals["website"].isin(held_out)].groupby("website", sort=True):
         whole = group[group["source"].isin(config.whole_site_sources)]
@@ -56,29 +93,38 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
             picked = rng.choice(group["task_id"].to_numpy(), size=min(config.tasks_per_test_website, len(group)),
                                 replace=False)
             test_ids.update(picked)
-    family = _family(tasks)
+    lineage = _lineage(tasks)
     on_test_site = tasks["website"].isin(held_out).to_numpy()
-    in_test = family.isin(test_ids).to_numpy()
-    parent_kept = ~family.isin(set(tasks.loc[on_test_site & ~in_test, "task_id"])).to_numpy()
+    in_test = lineage.isin(test_ids).to_numpy()
+    parent_kept = ~lineage.isin(set(tasks.loc[on_test_site & ~in_test, "task_id"])).to_numpy()
     keep = in_test | (~on_test_site & parent_kept)
-    result = tasks[keep].assign(split=np.where(in_test[keep], "test", "train")).reset_index(drop=True)
+    kept = tasks[keep]
+    family_of = {} if sites is None else dict(zip(sites["website"], sites["family"], strict=True))
+    result = kept.assign(
+        split=np.where(in_test[keep], "test", "train"),
+        held_out=[held_out[w] if test else None for w, test in zip(kept["website"], in_test[keep], strict=True)],
+        family=kept["website"].map(family_of).astype(object).where(kept["website"].isin(family_of), None),
+    ).reset_index(drop=True)
     found = leaks(result)
     if len(found):
-        raise LeakageError(f"split leaks {len(found)} website(s)/family(ies): {found.head(10).to_dict('records')}")
+        raise LeakageError(f"split leaks {len(found)} website(s)/lineage(s)/famil(ies): "
+                           f"{found.head(10).to_dict('records')}")
     return result
 
 
-def assigned_splits(tasks: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
+def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every task of `tasks` with its split drawn afresh by `split_tasks`: test or train, or null for
     the tasks the split removes (on a test website but not drawn, or decomposed from one of those).
     Removed tasks stay in the table so that a rebuild knows they were annotated."""
-    kept = split_tasks(tasks.assign(split=None), config)
-    removed = tasks[~tasks["task_id"].isin(kept["task_id"])].assign(split=None)
+    kept = split_tasks(tasks.assign(split=None, held_out=None), config, sites)
+    removed = tasks[~tasks["task_id"].isin(kept["task_id"])].assign(split=None, held_out=None)
     return pd.concat([kept, removed], ignore_index=True)
 
 
 def split_counts(tasks: pd.DataFrame) -> tuple[dict[str, int], int]:
-    """Tasks per split (train, test, and `removed` for tasks on a test website not drawn) and the number
-    of distinct test websites, as a build reports them."""
+    """Tasks per split (train, test, and `removed` for tasks on a test website not drawn), test tasks by
+    how they are held out (`test held out by family` or `... by site`), and the number of distinct test
+    websites, as a build reports them."""
     counts = {str(k): int(v) for k, v in tasks["split"].fillna("removed").value_counts().items()}
+    counts.update({f"test held out by {k}": int(v) for k, v in tasks["held_out"].value_counts().items()})
     return counts, int(tasks.loc[tasks["split"] == "test", "website"].nunique())

@@ -25,6 +25,7 @@ from schemas.values import DIFFICULTY_BANDS
 from webgym import warehouse
 from webgym.config import project_path
 from webgym.lake import Lake
+from webgym.stats import wilson_interval
 
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
 
@@ -89,40 +90,91 @@ def _stacked_barh(ax: Axes, frame: pd.DataFrame, index: str, columns: str, value
 
 # -- sections: each takes a connection to the warehouse views and returns its HTML body ------
 
+HEADLINE_EVALUATION = """
+    SELECT evaluation FROM evals WHERE evaluation IS NOT NULL
+    GROUP BY evaluation ORDER BY count(DISTINCT checkpoint) DESC, max(evaluated_at) DESC LIMIT 1"""
+"""The evaluation the curve shows: the task sample evaluated for the most checkpoints (the nightly's
+own, repeated every iteration); others are listed apart, never mixed into it."""
+
+
+def _points(con: duckdb.DuckDBPyConnection, evaluation: str) -> pd.DataFrame:
+    """One point per evaluated checkpoint of `evaluation`, in order, labelled: `untrained` for a policy
+    no checkpoints row names (the starting policy), else `it<iteration>` (iteration 0: the warm start)."""
+    return con.execute("""
+        SELECT e.checkpoint, min(e.iteration) AS iteration, min(e.evaluated_at) AS evaluated_at,
+               CASE WHEN bool_or(c.checkpoint_id IS NULL) THEN 'untrained'
+                    WHEN min(e.iteration) = 0 THEN 'it0 warm start'
+                    ELSE 'it' || min(e.iteration) END AS point
+        FROM evals e LEFT JOIN checkpoints c ON c.checkpoint_id = e.checkpoint
+        WHERE e.evaluation = ? GROUP BY e.checkpoint ORDER BY min(e.evaluated_at)""", [evaluation]).df()
+
+
 def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
-    overall = con.execute("""
-        SELECT iteration, checkpoint, episodes, successes, success_rate
-        FROM eval_success WHERE split = 'test' ORDER BY iteration, checkpoint""").df()
-    if overall.empty:
-        return _no_data("no evaluation on the held-out (test) split in the evals table")
+    found = con.execute(HEADLINE_EVALUATION).fetchall()
+    if not found:
+        return _no_data("no evaluation on held-out tasks in the evals table")
+    evaluation = found[0][0]
+    points = _points(con, evaluation)
+    order = {checkpoint: i for i, checkpoint in enumerate(points["checkpoint"])}
+    kinds = con.execute("""
+        SELECT checkpoint, coalesce(held_out, 'site') AS held_out, sum(episodes)::BIGINT AS episodes,
+               sum(successes)::BIGINT AS successes
+        FROM eval_success WHERE evaluation = ? GROUP BY ALL""", [evaluation]).df()
+    overall = kinds.groupby("checkpoint", as_index=False)[["episodes", "successes"]].sum().assign(held_out="all")
+    rows = pd.concat([overall, kinds], ignore_index=True)
+    rows = rows.assign(success_rate=rows.successes / rows.episodes, x=rows.checkpoint.map(order))
+    bounds = [wilson_interval(int(k), int(n)) for k, n in zip(rows.successes, rows.episodes, strict=True)]
+    rows = rows.assign(ci_low=[low for low, _ in bounds], ci_high=[high for _, high in bounds])
     bands = con.execute("""
-        SELECT iteration, checkpoint, coalesce(difficulty_band, 'unknown') AS difficulty_band, episodes,
-               success_rate
-        FROM eval_success_by_band WHERE split = 'test' ORDER BY iteration, checkpoint, difficulty_band""").df()
+        SELECT checkpoint, coalesce(difficulty_band, 'unknown') AS difficulty_band,
+               sum(episodes)::BIGINT AS episodes, sum(successes)::BIGINT AS successes,
+               sum(successes) / sum(episodes) AS success_rate
+        FROM eval_success_by_band WHERE evaluation = ? GROUP BY ALL""", [evaluation]).df()
+    bands = bands.assign(x=bands.checkpoint.map(order))
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     left, right = fig.subplots(1, 2, sharey=True)
-    left.plot(overall.iteration, overall.success_rate, marker="o")
-    left.set_title("all held-out tasks")
+    for offset, (kind, group) in enumerate(rows.sort_values("x").groupby("held_out", sort=True)):
+        x = group.x + (offset - 1) * 0.06  # the kinds side by side, so their intervals do not overlap
+        errors = [group.success_rate - group.ci_low, group.ci_high - group.success_rate]
+        left.errorbar(x, group.success_rate, yerr=errors, marker="o", capsize=3, label=kind)
+    left.set_title(f"held-out success, 95% Wilson intervals ({evaluation})")
     left.set_ylabel("success rate")
-    left.set_ylim(0, 1)
+    left.set_ylim(0, min(1.0, max(0.05, float(rows.ci_high.max()) * 1.1)))
+    left.legend(fontsize="small")
     for band in [name for name in BAND_ORDER if name in set(bands.difficulty_band)]:
-        rows = bands[bands.difficulty_band == band]
-        right.plot(rows.iteration, rows.success_rate, marker="o", label=band)
-    right.set_title("by difficulty band")
+        group = bands[bands.difficulty_band == band].sort_values("x")
+        right.plot(group.x, group.success_rate, marker="o", label=band)
+    right.set_title("by difficulty band (both held-out kinds)")
     right.legend(fontsize="small")
     for ax in (left, right):
-        _iteration_axis(ax, overall.iteration)
-    caption = ("Success rate of the evaluation episodes on held-out (test split) tasks per iteration: left all "
-               "tasks, right per difficulty band (easy 1-3 facts, medium 4-6, hard 7+). Views eval_success and "
-               "eval_success_by_band.")
-    return (_figure(fig, caption) + _table(overall, "heldout-success")
-            + _table(bands, "heldout-success-by-band"))
+        ax.set_xticks(range(len(points)), points["point"], rotation=20)
+    caption = (f"Held-out success of every checkpoint evaluated on one task sample ({evaluation}: the same tasks "
+               "and settings for every point), from the untrained policy and the warm start on: left overall and "
+               "per held-out kind (family: sites of a family never trained on; site: unseen sites of training "
+               "families) with 95% Wilson intervals, right per difficulty band (easy 1-3 facts, medium 4-6, hard "
+               "7+). Views eval_success and eval_success_by_band.")
+    table = rows.merge(points[["checkpoint", "point"]], on="checkpoint").sort_values(["x", "held_out"])
+    others = con.execute("""
+        SELECT evaluation, count(DISTINCT checkpoint) AS checkpoints, count(*) AS episodes,
+               avg(success::INT) AS success_rate
+        FROM evals WHERE evaluation IS DISTINCT FROM ? GROUP BY ALL ORDER BY ALL""", [evaluation]).df()
+    listed = "" if others.empty else (
+        "<p class=\"meta\">Other evaluations (other task samples or settings, not comparable with the curve):</p>"
+        + _table(others, "other-evaluations"))
+    by_band = bands.merge(points[["checkpoint", "point"]], on="checkpoint").sort_values(["x", "difficulty_band"])
+    return (_figure(fig, caption)
+            + _table(table[["point", "checkpoint", "held_out", "episodes", "successes", "success_rate", "ci_low",
+                            "ci_high"]], "heldout-success")
+            + _table(by_band[["point", "difficulty_band", "episodes", "successes", "success_rate"]],
+                     "heldout-success-by-band")
+            + listed)
 
 
 def same_screenshot(con: duckdb.DuckDBPyConnection) -> str:
-    frame = con.execute("SELECT iteration, steps, same_screenshot_rate FROM same_screenshot_rate").df()
+    frame = con.execute("SELECT iteration, steps, same_screenshot_rate FROM same_screenshot_rate "
+                        "WHERE purpose = 'train'").df()
     if frame.empty:
-        return _no_data("no steps with a previous screenshot")
+        return _no_data("no training-rollout steps with a previous screenshot")
     fig = Figure(figsize=(6, 3.5), layout="constrained")
     ax = fig.subplots()
     ax.bar(frame.iteration, frame.same_screenshot_rate)
@@ -130,7 +182,7 @@ def same_screenshot(con: duckdb.DuckDBPyConnection) -> str:
     ax.set_ylim(bottom=0)
     _iteration_axis(ax, frame.iteration)
     caption = ("Share of steps whose screenshot equals the one before in the same episode, per iteration "
-               "(training and evaluation episodes): the agent repeated an action that changed nothing. "
+               "(training rollouts of the policy): the agent repeated an action that changed nothing. "
                "View same_screenshot_rate.")
     return _figure(fig, caption) + _table(frame, "same-screenshot-rate")
 
@@ -195,8 +247,8 @@ def throughput(con: duckdb.DuckDBPyConnection) -> str:
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     axes = fig.subplots(1, 2)
     for ax, column, label in zip(axes, ["episodes_per_s", "steps_per_s"], ["episodes / s", "steps / s"]):
-        for phase, rows in frame.groupby("phase"):
-            ax.plot(rows.iteration, rows[column], marker="o", label=phase)
+        for purpose, rows in frame.groupby("purpose"):
+            ax.plot(rows.iteration, rows[column], marker="o", label=purpose)
         ax.set_ylabel(label)
         ax.set_ylim(bottom=0)
         ax.legend(fontsize="small")

@@ -16,6 +16,7 @@ import pandas as pd
 from schemas import TABLES
 from schemas.values import DIFFICULTY_BANDS, JUDGE_PRIORITY
 from webgym.lake import Lake
+from webgym.stats import WILSON_SQL
 
 
 def band_sql(column: str) -> str:
@@ -40,6 +41,11 @@ def verdicts_sql(priority: tuple[str, ...] = JUDGE_PRIORITY) -> str:
         WHERE rank_ = 1"""
 
 
+PURPOSE = ("coalesce(tr.purpose, CASE WHEN tr.trajectory_id IN (SELECT trajectory_id FROM evals) "
+           "THEN 'evaluation' WHEN tr.policy = 'oracle' THEN 'demonstration' ELSE 'train' END)")
+"""Why an episode ran (trajectories.purpose; for episodes recorded before it was, what evals and the
+policy tell)."""
+
 STATS_VIEWS: dict[str, tuple[str, str]] = {
     "tasks_by_source": ("Tasks per source and split.", """
         SELECT source, split, count(*) AS tasks FROM tasks GROUP BY ALL ORDER BY ALL"""),
@@ -51,35 +57,45 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
     "tasks_by_split": ("Tasks and distinct websites per split.", """
         SELECT split, count(*) AS tasks, count(DISTINCT website) AS websites
         FROM tasks GROUP BY ALL ORDER BY ALL"""),
-    "success_by_band": ("Judged success rate per iteration and difficulty band (authoritative verdicts).", f"""
-        SELECT tr.iteration, {band_sql('t.difficulty')} AS difficulty_band, count(*) AS trajectories,
-               sum(v.success::INT) AS successes, avg(v.success::INT) AS success_rate
-        FROM trajectories tr JOIN verdicts v USING (trajectory_id) LEFT JOIN tasks t USING (task_id)
-        GROUP BY ALL ORDER BY ALL"""),
-    "eval_success_by_band": ("Held-out evaluation success per iteration, checkpoint, split and band.", """
-        SELECT iteration, checkpoint, split, difficulty_band, count(*) AS episodes,
-               avg(success::INT) AS success_rate
-        FROM evals GROUP BY ALL ORDER BY ALL"""),
-    "eval_success": ("Evaluation success per iteration, checkpoint and split, all bands together.", """
-        SELECT iteration, checkpoint, split, count(*) AS episodes, sum(success::INT)::BIGINT AS successes,
-               avg(success::INT) AS success_rate
-        FROM evals GROUP BY ALL ORDER BY ALL"""),
-    "rollout_throughput": ("Episodes and steps per second of wall time per iteration, for training and "
-                           "evaluation episodes apart (wall time: first start to last end).", """
-        SELECT *, episodes / nullif(wall_s, 0) AS episodes_per_s, steps / nullif(wall_s, 0) AS steps_per_s
-        FROM (SELECT tr.iteration,
-                     CASE WHEN e.trajectory_id IS NULL THEN 'training' ELSE 'evaluation' END AS phase,
-                     count(*) AS episodes, sum(tr.n_steps)::BIGINT AS steps,
-                     epoch(max(tr.ended_at) - min(tr.started_at)) AS wall_s
-              FROM trajectories tr LEFT JOIN (SELECT DISTINCT trajectory_id FROM evals) e USING (trajectory_id)
+    "success_by_band": ("Judged success rate per iteration, purpose (train, demonstration, evaluation: never "
+                        "mixed) and difficulty band (authoritative verdicts), with its 95% Wilson interval.", f"""
+        SELECT *, wilson_low(successes, trajectories) AS ci_low, wilson_high(successes, trajectories) AS ci_high
+        FROM (SELECT tr.iteration, {PURPOSE} AS purpose, {band_sql('t.difficulty')} AS difficulty_band,
+                     count(*) AS trajectories, sum(v.success::INT)::BIGINT AS successes,
+                     avg(v.success::INT) AS success_rate
+              FROM trajectories tr JOIN verdicts v USING (trajectory_id) LEFT JOIN tasks t USING (task_id)
               GROUP BY ALL)
-        ORDER BY iteration, phase"""),
-    "steps_per_trajectory": ("Episode length per iteration.", """
-        SELECT iteration, count(*) AS trajectories, avg(n_steps) AS mean_steps,
+        ORDER BY iteration, purpose, difficulty_band"""),
+    "eval_success_by_band": ("Held-out evaluation success per evaluation, iteration, checkpoint, held-out kind "
+                             "(family: unseen site family; site: unseen site) and band, with its 95% Wilson "
+                             "interval.", """
+        SELECT *, wilson_low(successes, episodes) AS ci_low, wilson_high(successes, episodes) AS ci_high
+        FROM (SELECT evaluation, iteration, checkpoint, held_out, difficulty_band, count(*) AS episodes,
+                     sum(success::INT)::BIGINT AS successes, avg(success::INT) AS success_rate
+              FROM evals GROUP BY ALL)
+        ORDER BY ALL"""),
+    "eval_success": ("Evaluation success per evaluation (same tasks and settings: compare only within one), "
+                     "iteration, checkpoint and held-out kind, all bands together, with its 95% Wilson "
+                     "interval.", """
+        SELECT *, wilson_low(successes, episodes) AS ci_low, wilson_high(successes, episodes) AS ci_high
+        FROM (SELECT evaluation, iteration, checkpoint, held_out, count(*) AS episodes,
+                     sum(success::INT)::BIGINT AS successes, avg(success::INT) AS success_rate
+              FROM evals GROUP BY ALL)
+        ORDER BY ALL"""),
+    "rollout_throughput": ("Episodes and steps per second of wall time per iteration and purpose (wall "
+                           "time: first start to last end).", f"""
+        SELECT *, episodes / nullif(wall_s, 0) AS episodes_per_s, steps / nullif(wall_s, 0) AS steps_per_s
+        FROM (SELECT tr.iteration, {PURPOSE} AS purpose, count(*) AS episodes, sum(tr.n_steps)::BIGINT AS steps,
+                     epoch(max(tr.ended_at) - min(tr.started_at)) AS wall_s
+              FROM trajectories tr GROUP BY ALL)
+        ORDER BY iteration, purpose"""),
+    "steps_per_trajectory": ("Episode length per iteration and purpose.", f"""
+        SELECT tr.iteration, {PURPOSE} AS purpose, count(*) AS trajectories, avg(n_steps) AS mean_steps,
                median(n_steps) AS median_steps, max(n_steps) AS max_steps
-        FROM trajectories GROUP BY ALL ORDER BY ALL"""),
-    "same_screenshot_rate": ("Share of steps whose screenshot equals the previous one (repetition).", """
-        SELECT tr.iteration, count(*) AS steps, avg(s.same::INT) AS same_screenshot_rate
+        FROM trajectories tr GROUP BY ALL ORDER BY ALL"""),
+    "same_screenshot_rate": ("Share of steps whose screenshot equals the previous one (repetition), per "
+                             "iteration and purpose.", f"""
+        SELECT tr.iteration, {PURPOSE} AS purpose, count(*) AS steps, avg(s.same::INT) AS same_screenshot_rate
         FROM (SELECT trajectory_id, screenshot_sha256 = lag(screenshot_sha256)
                      OVER (PARTITION BY trajectory_id ORDER BY t) AS same
               FROM steps) s
@@ -100,6 +116,7 @@ def view_statements(lake: Lake, priority: tuple[str, ...] = JUDGE_PRIORITY) -> l
         f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
         f"read_parquet('{lake.url(name)}/*.parquet', union_by_name=true)"
         for name in TABLES]
+    statements += [macro.strip() for macro in WILSON_SQL.split(";")]
     statements.append(f"CREATE OR REPLACE VIEW verdicts AS {verdicts_sql(priority)}")
     statements += [f"CREATE OR REPLACE VIEW {name} AS {sql}" for name, (_, sql) in STATS_VIEWS.items()]
     return statements

@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from stages.split import leaks
+from stages.split import held_out_sites, leaks
 from webgym import PROJECT_ROOT, quality
 from webgym.config import load_config
 from webgym.lake import Lake
 from webgym.llm.scripted_server import Reply, ScriptedServer
 from webgym.sites.site import load_sites
 from webgym.sites.tasks import export_tasks
+from webgym.sites.world import world_of
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "ingest"
 HOURS, SOSA = "e1fc63a2-da7a-432f-be78-7c4a95598703", "8e867cd7-cff9-4e6c-867a-ff5ddc2550be"  # GAIA task ids
@@ -121,7 +122,8 @@ def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_
     test = tasks[tasks["split"] == "test"]
     assert set(tasks.loc[tasks["website"] == "shop-b.test", "split"]) == {"test"}
     assert report.test_websites == test["website"].nunique() == 2
-    assert report.splits == tasks["split"].fillna("removed").value_counts().to_dict()
+    assert report.splits == {**tasks["split"].fillna("removed").value_counts().to_dict(),
+                             **{f"test held out by {k}": v for k, v in tasks["held_out"].value_counts().items()}}
     assert leaks(tasks).empty and quality.validate(lake) == []
 
     again = build_taskset(inputs=inputs, config_path=profile)
@@ -149,18 +151,25 @@ def test_a_malformed_answer_is_a_reported_bad_record_the_rest_land_and_the_next_
     assert set(lake.read_table("tasks")["source_id"]) == {HOURS, SOSA}
 
 
-def test_without_inputs_the_local_profile_builds_the_shipped_sites_split_by_the_held_out_sites(
-        prefect_harness, tmp_path, monkeypatch):
+def test_without_inputs_the_profile_builds_its_world_split_by_families_and_sites(prefect_harness, tmp_path,
+                                                                                 monkeypatch):
     from webgym.cli import app
 
     monkeypatch.delenv("WEBGYM_DATA", raising=False)
-    result = CliRunner().invoke(app, ["--config", str(PROJECT_ROOT / "configs" / "local.yaml"),
-                                      "--data-dir", str(tmp_path / "data"), "taskset", "build"])
+    profile = PROJECT_ROOT / "configs" / "ci.yaml"
+    result = CliRunner().invoke(app, ["--config", str(profile), "--data-dir", str(tmp_path / "data"), "taskset",
+                                      "build"])
     assert result.exit_code == 0, result.output
-    goals = sum(len(site.spec.goals) for site in load_sites().values())
-    assert f"{goals} seed task(s) ingested" in result.output and "0 with the LLM" in result.output
+    config = load_config(profile)
+    world = world_of(config.sites)
+    assert f"{world.goals} seed task(s) ingested" in result.output and "0 with the LLM" in result.output
     tasks = Lake(tmp_path / "data").read_table("tasks")
-    held_out = set(load_config().taskset.split.held_out_websites)
-    assert set(tasks.loc[tasks["split"] == "test", "website"]) == held_out and len(held_out) == 6
+    held_out = held_out_sites(world.table(), config.taskset.split)
+    assert set(tasks.loc[tasks["split"] == "test", "website"]) == set(held_out)
     assert set(tasks.loc[tasks["split"] == "train", "website"]).isdisjoint(held_out)
-    assert tasks["split"].notna().all() and (tasks["parent_task_id"].isna()).sum() == goals
+    whole = set(config.taskset.split.held_out_families)
+    assert len(whole) == 4 and whole == set(tasks.loc[tasks["held_out"] == "family", "family"])
+    assert whole.isdisjoint(tasks.loc[tasks["split"] == "train", "family"])  # no held-out family trains
+    assert set(tasks.loc[tasks["held_out"] == "site", "website"]) == set(config.taskset.split.held_out_websites)
+    assert tasks["split"].notna().all() and (tasks["parent_task_id"].isna()).sum() == world.goals
+    assert f"test held out by family {(tasks['held_out'] == 'family').sum()}" in result.output

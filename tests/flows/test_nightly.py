@@ -44,7 +44,8 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     # the warm start trains nightly.warm_start_epochs (local.yaml's 30), iterations the profile's 4
     assert [dict(m)["train/epochs"] for m in checkpoints["metrics"]] == [30.0, 4.0]
     evals = lake.read_table("evals")
-    assert sorted(evals.groupby("iteration").size().tolist()) == [8, 8]
+    assert sorted(evals.groupby("iteration").size().tolist()) == [16, 16]  # 8 tasks of each held-out kind
+    assert set(evals.groupby(["iteration", "held_out"]).size()) == {8} and evals["evaluation"].nunique() == 1
     assert set(evals["checkpoint"]) == set(checkpoints["checkpoint_id"]) and set(evals["split"]) == {"test"}
     trajectories = lake.read_table("trajectories").merge(lake.read_table("tasks")[["task_id", "split"]])
     train = trajectories[trajectories["split"] == "train"]

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from schemas.tasks import Task
 from stages.export import webgym_records
 from stages.ingest import seed_tasks_from_files
-from stages.sample import training_batch
-from stages.split import LeakageError, assigned_splits, leaks, split_tasks
+from stages.sample import evaluation_batch, training_batch
+from stages.split import LeakageError, assigned_splits, held_out_sites, leaks, split_tasks
 from tests.conftest import NOW, rubric, tasks_frame
 from webgym.cli import app
 from webgym.config import SplitConfig
@@ -83,7 +83,7 @@ def test_the_leakage_check_finds_websites_and_families_on_both_sides():
     bad = tasks_frame()  # t1 train on shop-a, t2 its child
     bad.loc[bad["task_id"] == "t2", "split"] = "test"
     found = leaks(bad)
-    assert set(map(tuple, found.to_numpy())) == {("website", "shop-a.test"), ("family", "t1")}
+    assert set(map(tuple, found.to_numpy())) == {("website", "shop-a.test"), ("lineage", "t1")}
     assert leaks(tasks_frame()).empty
 
 
@@ -93,6 +93,58 @@ def test_split_raises_instead_of_returning_a_leaking_set(monkeypatch):
     monkeypatch.setattr(split_module, "leaks", lambda tasks: pd.DataFrame([{"kind": "website", "value": "x"}]))
     with pytest.raises(LeakageError, match="leaks 1"):
         split_tasks(universe(), SplitConfig(test_websites=2))
+
+
+def world() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Three site families of three generated sites each plus a hand-written site of the shop family, each
+    site with two synthetic tasks (one decomposed from the other), and the world's site table."""
+    sites, tasks = [], []
+    for family in ("shop", "mail", "clinic"):
+        for seed in range(3):
+            website = f"{family}-g{seed}.test"
+            sites.append({"website": website, "site": f"{family}-g{seed}", "family": family, "seed": seed})
+            tasks += [task(f"{family}{seed}", website, source="synthetic"),
+                      task(f"{family}{seed}-c", website, source="synthetic", parent=f"{family}{seed}", difficulty=1)]
+    sites.append({"website": "shop-b.test", "site": "shop-b", "family": "shop", "seed": None})
+    tasks += [task("shopb", "shop-b.test", source="synthetic")]
+    return frame(tasks), pd.DataFrame(sites)
+
+
+def test_families_held_out_whole_and_the_last_sites_of_the_others_form_the_test_split():
+    tasks, sites = world()
+    config = SplitConfig(held_out_families=["clinic"], held_out_instances=1, held_out_websites=["shop-b.test"],
+                         test_websites=0)
+    assert held_out_sites(sites, config) == {"clinic-g0.test": "family", "clinic-g1.test": "family",
+                                             "clinic-g2.test": "family", "shop-g2.test": "site",
+                                             "mail-g2.test": "site", "shop-b.test": "site"}
+    result = split_tasks(tasks, config, sites)
+    test = result[result["split"] == "test"]
+    assert set(test["website"]) == {"clinic-g0.test", "clinic-g1.test", "clinic-g2.test", "shop-g2.test",
+                                    "mail-g2.test", "shop-b.test"}
+    assert set(test.loc[test["family"] == "clinic", "held_out"]) == {"family"}
+    assert set(test.loc[test["family"] != "clinic", "held_out"]) == {"site"}
+    train = result[result["split"] == "train"]
+    assert "clinic" not in set(train["family"]) and train["held_out"].isna().all()  # zero family leakage
+    assert set(train["family"]) == {"shop", "mail"} and leaks(result).empty
+    with pytest.raises(ValueError, match="unknown site family dentist"):
+        split_tasks(tasks, config.model_copy(update={"held_out_families": ["dentist"]}), sites)
+
+
+def test_a_family_held_out_whole_in_training_is_a_leak():
+    tasks, sites = world()
+    result = split_tasks(tasks, SplitConfig(held_out_families=["clinic"], test_websites=0), sites)
+    result.loc[result["task_id"] == "clinic0-c", ["split", "held_out"]] = ["train", None]
+    assert ("family", "clinic") in set(map(tuple, leaks(result).to_numpy()))
+
+
+def test_evaluations_draw_the_same_number_of_tasks_of_each_held_out_kind():
+    tasks, sites = world()
+    split = split_tasks(tasks, SplitConfig(held_out_families=["clinic"], held_out_instances=1, test_websites=0),
+                        sites)
+    batch = evaluation_batch(split, size=3, seed=0)
+    assert batch["held_out"].value_counts().to_dict() == {"family": 3, "site": 3}
+    assert batch.equals(evaluation_batch(split, size=3, seed=0))
+    assert len(evaluation_batch(split)) == (split["split"] == "test").sum()
 
 
 def banded() -> pd.DataFrame:

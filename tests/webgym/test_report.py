@@ -18,6 +18,7 @@ from schemas.tasks import Task
 from schemas.trajectories import Trajectory
 from tests.conftest import NOW, rows, rubric, steps_frame, tasks_frame, trajectories_frame
 from webgym.cli import app
+from webgym.stats import wilson_interval
 
 runner = CliRunner()
 PLOT_SECTIONS = ["heldout-success", "same-screenshot", "episode-length", "task-set", "llm-calls", "throughput"]
@@ -93,20 +94,27 @@ def _eval_lake(lake) -> None:
         Task(task_id="t4", source="synthetic", source_id="g4", text="Find the forum rules", website="forum-b.test",
              domain="social", difficulty=2, split="test", rubric=rubric(2), created_at=NOW)])]))
     lake.write_table("steps", steps_frame())
-    successes = {0: [True, False, False, False], 1: [True, True, True, False]}  # easy, easy, hard, hard
+    # easy, easy on an unseen site; hard, hard on an unseen family. "init" is the untrained policy (no checkpoint).
+    successes = {("init", 0): [False] * 4, ("ck0", 0): [True, False, False, False],
+                 ("ck1", 1): [True, True, True, False]}
     episodes, evals = [], []
-    for iteration, outcomes in successes.items():
-        start = NOW + dt.timedelta(hours=iteration)
+    for n, ((checkpoint, iteration), outcomes) in enumerate(successes.items()):
+        start = NOW + dt.timedelta(hours=n)
         for i, success in enumerate(outcomes):
-            task, band = ("t4", "easy") if i < 2 else ("t3", "hard")
-            tid = f"e{iteration}{i}"
+            task, band, kind = ("t4", "easy", "site") if i < 2 else ("t3", "hard", "family")
+            tid = f"e{checkpoint}{i}"
             episodes.append(Trajectory(
-                trajectory_id=tid, task_id=task, iteration=iteration, policy="scorer", policy_version=f"ck{iteration}",
+                trajectory_id=tid, task_id=task, iteration=iteration, policy="scorer", policy_version=checkpoint,
                 horizon=10, n_steps=2, termination="answered", started_at=start + dt.timedelta(seconds=2 * i),
                 ended_at=start + dt.timedelta(seconds=2 * i + 2)))
-            evals.append(Eval(trajectory_id=tid, iteration=iteration, checkpoint=f"ck{iteration}", split="test",
-                              task_id=task, difficulty_band=band, success=success, evaluated_at=start))
-    lake.write_table("trajectories", pd.concat([trajectories_frame(), rows(episodes)]))
+            evals.append(Eval(trajectory_id=tid, evaluation="scorer-2-abc", iteration=iteration, checkpoint=checkpoint,
+                              split="test", held_out=kind, task_id=task, difficulty_band=band, success=success,
+                              evaluated_at=start))
+    episodes.append(Trajectory(trajectory_id="other", task_id="t4", iteration=1, policy="scorer", policy_version="ck1",
+                               horizon=10, n_steps=1, termination="answered", started_at=NOW, ended_at=NOW))
+    evals.append(Eval(trajectory_id="other", evaluation="scorer-1-def", iteration=1, checkpoint="ck1", split="test",
+                      held_out="site", task_id="t4", difficulty_band="easy", success=True, evaluated_at=NOW))
+    lake.write_table("trajectories", pd.concat([trajectories_frame().assign(purpose="train"), rows(episodes)]))
     lake.write_table("evals", rows(evals))
     lake.write_table("llm_calls", rows([
         LlmCall(call_id=f"c{i}", request_hash=f"h{i}", endpoint="http://127.0.0.1:9/v1", model="gpt-4o-mini",
@@ -134,18 +142,24 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
         assert base64.b64decode(source.split(",", 1)[1]).startswith(PNG_MAGIC), section
     assert not any("no data yet" in text for text in report.text.values())
 
-    heldout = [(r["iteration"], r["checkpoint"], r["episodes"], r["successes"], float(r["success_rate"]))
-               for r in _records(report.tables["heldout-success"])]
-    assert heldout == [("0", "ck0", "4", "1", 0.25), ("1", "ck1", "4", "3", 0.75)]
-    by_band = {(r["iteration"], r["difficulty_band"]): float(r["success_rate"])
+    heldout = _records(report.tables["heldout-success"])
+    assert [(r["point"], r["held_out"], r["episodes"], r["successes"]) for r in heldout] == [
+        ("untrained", "all", "4", "0"), ("untrained", "family", "2", "0"), ("untrained", "site", "2", "0"),
+        ("it0 warm start", "all", "4", "1"), ("it0 warm start", "family", "2", "0"), ("it0 warm start", "site", "2", "1"),
+        ("it1", "all", "4", "3"), ("it1", "family", "2", "1"), ("it1", "site", "2", "2")]  # "other" is not mixed in
+    assert (float(heldout[6]["ci_low"]), float(heldout[6]["ci_high"])) == pytest.approx(wilson_interval(3, 4), abs=1e-3)
+    assert [r["evaluation"] for r in _records(report.tables["other-evaluations"])] == ["scorer-1-def"]
+    by_band = {(r["point"], r["difficulty_band"]): float(r["success_rate"])
                for r in _records(report.tables["heldout-success-by-band"])}
-    assert by_band == {("0", "easy"): 0.5, ("0", "hard"): 0.0, ("1", "easy"): 1.0, ("1", "hard"): 0.5}
+    assert by_band == {("untrained", "easy"): 0.0, ("untrained", "hard"): 0.0, ("it0 warm start", "easy"): 0.5,
+                       ("it0 warm start", "hard"): 0.0, ("it1", "easy"): 1.0, ("it1", "hard"): 0.5}
 
-    throughput = {(r["iteration"], r["phase"]): (r["episodes"], r["steps"], r["wall_s"], r["episodes_per_s"],
-                                                 r["steps_per_s"])
+    throughput = {(r["iteration"], r["purpose"]): (r["episodes"], r["steps"], r["wall_s"], r["episodes_per_s"],
+                                                   r["steps_per_s"])
                   for r in _records(report.tables["rollout-throughput"])}
-    assert throughput[("1", "evaluation")] == ("4", "8", "8", "0.5", "1")  # 4 episodes, 8 steps in 8 s
-    assert throughput[("0", "training")] == ("3", "6", "0", "", "")  # no wall time: no rate, no crash
+    assert throughput[("1", "evaluation")][:2] == ("5", "9")  # ck1's 4 episodes (8 steps) and the other one
+    assert throughput[("0", "evaluation")] == ("8", "16", "3608", "0.002217", "0.004435")  # untrained and ck0, 1 h apart
+    assert throughput[("0", "train")] == ("3", "6", "0", "", "")  # no wall time: no rate, no crash
 
     assert [(r["iteration"], r["steps"], float(r["same_screenshot_rate"]))
             for r in _records(report.tables["same-screenshot-rate"])] == [("0", "2", 0.5)]
@@ -155,7 +169,7 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
         "judge-facts": "1", "rubric": "2"}
     assert [(r["checkpoint_id"], float(r["train/loss"])) for r in _records(report.tables["checkpoints"])] == [
         ("ck0", 2.0), ("ck1", 1.0)]
-    assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "11"
+    assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "16"
 
 
 def test_empty_lake_gives_no_data_sections_at_the_default_path(lake, tmp_path):

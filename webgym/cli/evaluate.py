@@ -1,4 +1,5 @@
-"""`webgym evaluate`: a checkpoint on the held-out test split, success by band and domain."""
+"""`webgym evaluate`: a checkpoint on the held-out test split, success with 95% intervals by held-out
+kind, band and domain."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from webgym.cli.common import config_of, config_path_of, console
 
 def _table(title: str, rows: list[dict], column: str) -> Table:
     table = Table(title=title, title_justify="left")
-    for name in (column, "episodes", "successes", "success"):
+    for name in (column, "episodes", "successes", "success", "95% interval"):
         table.add_column(name, justify="left" if name == column else "right")
     for row in rows:
-        table.add_row(str(row[column]), str(row["episodes"]), str(row["successes"]), f"{row['success_rate']:.1%}")
+        table.add_row(str(row[column]), str(row["episodes"]), str(row["successes"]), f"{row['success_rate']:.1%}",
+                      f"{row['ci_low']:.1%} - {row['ci_high']:.1%}")
     return table
 
 
@@ -26,14 +28,19 @@ def evaluate_command(
     iteration: Annotated[int | None, typer.Option(
         help="Iteration the evals rows belong to (default: the newest in the lake).")] = None,
     size: Annotated[int | None, typer.Option(
-        help="Held-out tasks (a seeded sample, the same every time; default: all of the test split).")] = None,
+        help="Held-out tasks per held-out kind, unseen family and unseen site (a seeded sample, the same every "
+             "time; default: all of the test split).")] = None,
 ) -> None:
     """Roll out a checkpoint greedily on the OOD test split, judge it, record evals, print success."""
     from flows.evaluate import evaluate
 
     report = evaluate(checkpoint=checkpoint, iteration=iteration, size=size, config_path=config_path_of(ctx),
                       data_dir=config_of(ctx).lake.data_dir)
-    console.print(f"evaluated {', '.join(report.policy_versions) or 'nothing'} at iteration {report.iteration}: "
-                  f"{report.episodes} episodes, success {report.success_rate:.1%}")
+    low, high = report.interval
+    console.print(f"evaluated {', '.join(report.policy_versions) or 'nothing'} at iteration {report.iteration} "
+                  f"(evaluation {report.evaluation}): {report.episodes} episodes, success {report.success_rate:.1%} "
+                  f"(95% interval {low:.1%} - {high:.1%})")
+    console.print(_table("by held-out kind (family: unseen site family; site: unseen site)", report.by_held_out,
+                         "held_out"))
     console.print(_table("by difficulty band", report.by_band, "difficulty_band"))
     console.print(_table("by domain", report.by_domain, "domain"))

@@ -2,18 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from webgym.cli.common import config_of, config_path_of, console
 
+if TYPE_CHECKING:
+    from stages.evaluate import EvaluateReport
+
 NIGHTLY_QUERIES = (
-    "SELECT iteration, checkpoint, split, difficulty_band, episodes, success_rate FROM eval_success_by_band",
-    "SELECT iteration, difficulty_band, trajectories, success_rate FROM success_by_band",
+    "SELECT iteration, checkpoint, held_out, episodes, success_rate, ci_low, ci_high FROM eval_success",
+    "SELECT iteration, difficulty_band, trajectories, success_rate, ci_low, ci_high FROM success_by_band "
+    "WHERE purpose = 'train'",
     "SELECT t.website, count(*) AS episodes, avg(v.success::INT) AS success FROM trajectories tr "
     "JOIN verdicts v USING (trajectory_id) JOIN tasks t USING (task_id) GROUP BY ALL ORDER BY success",
 )
+
+
+def held_out(report: EvaluateReport) -> str:
+    """An evaluation's success with its 95% interval and episodes, overall and per held-out kind."""
+    low, high = report.interval
+    kinds = "; ".join(f"{row['held_out']} {row['success_rate']:.1%} of {row['episodes']}"
+                      for row in report.by_held_out if row["held_out"] != "all")
+    return f"{report.success_rate:.1%} [{low:.1%}, {high:.1%}] on {report.episodes} episodes ({kinds})"
 
 
 def nightly(
@@ -28,13 +40,13 @@ def nightly(
     console.print(f"[bold]nightly finished[/bold] on {summary.data_root}")
     if summary.recovered_rows:
         console.print(f"  recovered {summary.recovered_rows} journaled row(s) of an interrupted run")
-    if summary.baseline_success is not None:
-        console.print(f"  untrained policy: held-out success {summary.baseline_success:.1%}")
+    if summary.baseline is not None:
+        console.print(f"  untrained policy: held-out success {held_out(summary.baseline)}")
     for it in summary.iterations:
         rollout = "-" if it.rollout_success is None else f"{it.rollout_success:.1%}"
         console.print(f"  iteration {it.iteration} ({it.kind}): {it.episodes} episodes, success {rollout}; "
                       f"{it.accepted_steps} accepted steps -> {it.checkpoint_id}; held-out success "
-                      f"{it.eval_success:.1%} on {it.eval_episodes} episodes")
+                      f"{held_out(it.evaluation)}")
     console.print("  all data-quality suites passed; rows: " + ", ".join(f"{k}={v}" for k, v in summary.rows.items()))
     console.print(f"  warehouse: {summary.warehouse}")
     console.print(f"  report: {summary.report}")

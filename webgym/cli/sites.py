@@ -18,6 +18,7 @@ from webgym.sites.expr import SpecError
 from webgym.sites.search import SearchLimit
 from webgym.sites.site import Site, load_sites, search_paths
 from webgym.sites.tasks import export_tasks
+from webgym.sites.world import World, world_of
 
 sites_app = typer.Typer(help="Synthetic verifiable websites: FSM specs served as real sites, with exact goals.",
                         no_args_is_help=True)
@@ -29,24 +30,62 @@ def _settings(ctx: typer.Context) -> SitesConfig:
     return config_of(ctx).sites
 
 
-def _sites(ctx: typer.Context, names: list[str] | None = None) -> dict[str, Site]:
+def _world(ctx: typer.Context) -> World:
+    try:
+        return world_of(_settings(ctx))
+    except SpecError as error:
+        err_console.print(f"[red]invalid site family[/red]\n{error}")
+        raise typer.Exit(2) from None
+
+
+def _sites(ctx: typer.Context, names: list[str] | None = None, everything: bool = False) -> dict[str, Site]:
+    """The named sites (hand-written, or generated sites of the world), every site of the world, or by
+    default the hand-written sites of sites.specs_dir."""
+    if everything:
+        return dict(_world(ctx).sites)
     settings = _settings(ctx)
     try:
-        return load_sites(settings.specs_dir, names, settings.max_states, settings.cache_dir)
+        known = load_sites(settings.specs_dir, None, settings.max_states, settings.cache_dir)
     except SpecError as error:
         err_console.print(f"[red]invalid site spec[/red]\n{error}")
         raise typer.Exit(2) from None
+    if any(name not in known for name in names or []) and settings.world.instances:
+        known = {**_world(ctx).sites, **known}
+    unknown = [name for name in names or [] if name not in known]
+    if unknown:
+        err_console.print(f"[red]unknown site(s) {', '.join(unknown)}; sites are {', '.join(sorted(known))}[/red]")
+        raise typer.Exit(2)
+    return {name: known[name] for name in names} if names else known
 
 
 @sites_app.command("list")
 def list_sites(ctx: typer.Context) -> None:
-    """One site a line: name, host name, domain, number of goals and how many fall in each band."""
-    for site in _sites(ctx).values():
-        spec = site.spec
-        bands = [site.band(goal.id) for goal in spec.goals]
+    """One site of the world a line: family, name, host name, goals by band, and its status: train, held
+    out (with its family, or as a site; taskset.split), or left out with the reason. Exit 1 when a site
+    is left out."""
+    from stages.split import held_out_sites
+
+    config = config_of(ctx)
+    world = _world(ctx)
+    try:
+        held_out = held_out_sites(world.table(), config.taskset.split)
+    except ValueError as error:
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    for name, site in sorted(world.sites.items(), key=lambda item: (world.family(item[0]), item[0])):
+        bands = [site.band(goal.id) for goal in site.spec.goals]
         counts = ", ".join(f"{bands.count(band)} {band}" for band in HORIZONS)
-        console.print(f"{spec.name:<12} {spec.hostname:<22} {spec.domain:<10} {len(spec.goals)} goals: {counts}",
-                      highlight=False)
+        kind = held_out.get(site.spec.hostname)
+        status = f"held out ({kind})" if kind else "train"
+        console.print(f"{world.family(name):<12} {name:<16} {site.spec.hostname:<24} {len(site.spec.goals):>3} goals: "
+                      f"{counts:<28} {status}", highlight=False)
+    for problem in world.problems:
+        console.print(f"[red]left out[/red] {problem}", highlight=False)
+    families = len(world.families())
+    console.print(f"{len(world.sites)} site(s) of {families} famil{'y' if families == 1 else 'ies'}, {world.goals} "
+                  f"goals; {len(world.problems)} left out", highlight=False)
+    if world.problems:
+        raise typer.Exit(1)
 
 
 @sites_app.command("paths")
@@ -81,15 +120,19 @@ def paths(
 @sites_app.command("verify")
 def verify(
     ctx: typer.Context,
-    sites: Annotated[list[str] | None, typer.Argument(help="Sites to check (default: all).")] = None,
+    sites: Annotated[list[str] | None, typer.Argument(
+        help="Sites to check, hand-written or generated (default: the hand-written sites).")] = None,
+    everything: Annotated[bool, typer.Option("--all", help="Every site of the world (sites.world), generated "
+                                                           "ones included.")] = False,
     concurrency: Annotated[int | None, typer.Option(help="Goals replayed at once (default: sites.replay_concurrency).")] = None,
 ) -> None:
-    """Replay every oracle path in Chromium; the verifier must confirm every goal. Exit 1 on any mismatch."""
+    """Replay every oracle path of the sites in Chromium; the verifier must confirm every goal. Ends with a
+    summary line; exit 1 on any mismatch."""
     from webgym.sites.replay import verify_sites
 
     settings = _settings(ctx)
     started = time.monotonic()
-    loaded = _sites(ctx, sites)
+    loaded = _sites(ctx, sites, everything)
     total = sum(len(site.spec.goals) for site in loaded.values())
     searched = search_paths(list(loaded.values()), settings.search_workers)
     for site in loaded.values():
@@ -168,3 +211,34 @@ def serve(
         pass
     finally:
         server.httpd.server_close()
+
+
+@sites_app.command("write")
+def write(
+    ctx: typer.Context,
+    description: Annotated[str, typer.Argument(help='What the family is, e.g. "a library catalogue with holds and '
+                                                     'renewals".')],
+    attempts: Annotated[int, typer.Option(help="Answers asked for (each rejected one is fed back with its "
+                                               "problems).")] = 3,
+    replay_goals: Annotated[int, typer.Option(help="Goals of each checked site replayed in Chromium.")] = 1,
+) -> None:
+    """Have the LLM (llm.endpoints.sites, else llm.default) write a site family, check it as the world checks
+    its sites (spec, oracle paths, replay), feed the problems back, and save it to sites.world.families_dir
+    only if it passes."""
+    from webgym.config import ConfigError
+    from webgym.lake import Lake
+    from webgym.llm.client import LLM
+    from webgym.sites.writer import FamilyNotWritten, write_family
+
+    config = config_of(ctx)
+    try:
+        with LLM(config.llm, Lake(config.lake.data_dir), run_id="sites-write") as llm:
+            written = write_family(llm, description, directory=config.sites.world.families_dir, attempts=attempts,
+                                   max_states=config.sites.max_states, replay_goals=replay_goals)
+    except (FamilyNotWritten, ConfigError) as error:
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(1) from None
+    for answer, problems in enumerate(written.rejected, start=1):
+        console.print(f"answer {answer} rejected: " + "; ".join(problems), highlight=False)
+    console.print(f"family {written.family.family} written to {written.path} (answer {written.answers} of "
+                  f"{attempts} passed its checks)", highlight=False)

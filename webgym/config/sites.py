@@ -13,10 +13,8 @@ class WorldConfig(Section):
 
     families: list[str] | None = Field(
         default=None, description="Families to generate sites of (names of families/*.yaml); null: every family.")
-    instances: int = Field(default=5, ge=0, description="Sites generated per family (0: hand-written sites only).")
+    instances: int = Field(default=0, ge=0, description="Sites generated per family (0: hand-written sites only).")
     seed: int = Field(default=0, ge=0, description="Seed of a family's first site; its n-th site uses seed + n.")
-    held_out_families: list[str] = Field(
-        default_factory=list, description="Families held out whole: all their sites are test sites (unseen structure).")
     hand_written: bool = Field(default=True, description="Include the hand-written sites of sites.specs_dir.")
     replay_goals: int = Field(
         default=1, ge=0, description="Goals per site whose oracle path is replayed in Chromium before the site is used "

@@ -77,7 +77,8 @@ class DecomposeConfig(Section):
 
 
 class SplitConfig(Section):
-    """WebGym's out-of-distribution test split by website."""
+    """WebGym's out-of-distribution test split by website, and for the synthetic sites by site family:
+    families held out whole (unseen structure) and held-out sites of training families (unseen data)."""
 
     test_websites: int = Field(default=1167, ge=0, description="Distinct websites held out for the test set "
                                                                "(WebGym: 1,167).")
@@ -93,6 +94,14 @@ class SplitConfig(Section):
                     "test websites, and the random draw covers the other sources' websites. The default is one "
                     "shipped synthetic site of each graph (acct-b, forum-b, mail-b, rail-b, recipes-b, shop-b). "
                     "Null: whole-site sources' websites join the random draw.")
+    held_out_families: list[str] = Field(
+        default_factory=list,
+        description="Site families (webgym/sites/families, or a hand-written site's graph) held out whole: every "
+                    "site of theirs is a test site, so the test split holds structures no training site has.")
+    held_out_instances: int = Field(
+        default=1, ge=0,
+        description="Generated sites of every other family held out: the last this many seeds of each (new data "
+                    "on a structure training knows), besides the hand-written held_out_websites.")
     seed: int = Field(default=0, description="Seed of the draw of test websites and tasks.")
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from playwright.async_api import Browser
 
+from schemas.trajectories import Purpose
 from webgym.config import EnvConfig, RolloutConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
@@ -27,14 +28,15 @@ from webgym.rollout.record import episode_frames
 log = logging.getLogger(__name__)
 
 
-def episode_specs(tasks: list[TaskSpec], iteration: int, config: RolloutConfig, run_key: str) -> list[EpisodeSpec]:
-    """group_size episodes per task, each with its band's horizon and a stable trajectory id."""
+def episode_specs(tasks: list[TaskSpec], iteration: int, config: RolloutConfig, run_key: str,
+                  purpose: Purpose = "train") -> list[EpisodeSpec]:
+    """group_size episodes per task, each with its band's horizon, a stable trajectory id and why it runs."""
     specs = []
     for task in tasks:
         group = trajectory_id_for(run_key, task.task_id, -1) if config.group_size > 1 else None
         for sample in range(config.group_size):
             specs.append(EpisodeSpec(task, config.horizon(task.difficulty), iteration,
-                                     trajectory_id_for(run_key, task.task_id, sample), group))
+                                     trajectory_id_for(run_key, task.task_id, sample), group, purpose))
     return specs
 
 

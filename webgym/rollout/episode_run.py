@@ -18,6 +18,7 @@ from typing import Any
 from playwright.async_api import Browser
 
 from schemas.steps import Action, Latency
+from schemas.trajectories import Purpose
 from webgym.config import EnvConfig
 from webgym.env.episode import Episode, NavigationFailed
 from webgym.env.observe import Observation
@@ -40,6 +41,13 @@ class EpisodeSpec:
     iteration: int
     trajectory_id: str
     group_id: str | None = None
+    purpose: Purpose = "train"
+
+
+def rollout_purpose(split: str, policy: str) -> Purpose:
+    """Why a rollout's episodes run: evaluation on the test split, a demonstration when the oracle acts
+    on training tasks (the warm start), else training."""
+    return "evaluation" if split == "test" else "demonstration" if policy == "oracle" else "train"
 
 
 def run_key_for(iteration: int, split: str, policy: str, checkpoint: str | None = None, draw: int = 0) -> str:

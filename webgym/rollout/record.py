@@ -32,6 +32,7 @@ def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str],
         error = "; ".join(filter(None, [error, *result.refused]))
     trajectory = Trajectory(
         trajectory_id=spec.trajectory_id, task_id=spec.task.task_id, iteration=spec.iteration, group_id=spec.group_id,
+        purpose=spec.purpose,
         policy=result.policy, policy_version=result.policy_version, prompt_version=result.prompt_version,
         horizon=spec.horizon, n_steps=len(result.steps), termination=result.termination, answer=result.answer,
         final_state=json.dumps(result.final_state, sort_keys=True) if result.final_state is not None else None,

@@ -9,16 +9,14 @@ A shard is self-contained, so the flow can run shards in threads, Dask or Ray wo
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import pandas as pd
 from playwright.async_api import async_playwright
 
+from schemas.trajectories import Purpose
 from webgym.browser import connect_browser, launch_browser
 from webgym.config import Config, SitesConfig
 from webgym.env.safety import UrlPolicy
@@ -29,7 +27,8 @@ from webgym.rollout.collect import RolloutSummary, collect, episode_specs
 from webgym.rollout.episode_run import EpisodeResult
 from webgym.rollout.site_state import SiteStateReader
 from webgym.sites.server import SiteServer
-from webgym.sites.site import Site, load_sites
+from webgym.sites.site import Site
+from webgym.sites.world import world_of
 from webgym.sites.verify import verify
 
 log = logging.getLogger(__name__)
@@ -67,25 +66,17 @@ class Progress:
                 f"{self.steps / elapsed:.2f} steps/s{success}")
 
 
-@functools.cache
-def _compiled_sites(specs_dir: str, max_states: int, cache_dir: str | None) -> Mapping[str, Site]:
-    """Every site of a specs directory, compiled once per worker process: the shards a process runs
-    share them (a Site is read-only once built, apart from its memo of oracle paths)."""
-    return MappingProxyType(load_sites(specs_dir, max_states=max_states, cache_dir=cache_dir))
-
-
 def _sites_for(tasks: list[TaskSpec], config: SitesConfig) -> dict[str, Site]:
     hosts = {t.website for t in tasks}
-    sites = _compiled_sites(config.specs_dir, config.max_states, config.cache_dir)
-    return {name: site for name, site in sites.items() if site.spec.hostname in hosts}
+    return {name: site for name, site in world_of(config).sites.items() if site.spec.hostname in hosts}
 
 
-async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str,
-                        shard: int = 0) -> RolloutSummary:
+async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str, shard: int = 0,
+                        purpose: Purpose = "train") -> RolloutSummary:
     """Roll out every task of `tasks` (group_size episodes each) not yet in the lake."""
     lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
-    specs = episode_specs(task_list, iteration, config.rollout, run_key)
+    specs = episode_specs(task_list, iteration, config.rollout, run_key, purpose)
     sites = _sites_for(task_list, config.sites)
     progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
     with contextlib.ExitStack() as stack:

@@ -5,17 +5,18 @@ every family (families/) from consecutive seeds, runs the checks of checks.py on
 returns the usable sites with the problems of the others. Generated specs live in memory; with
 `generated_dir` they are also written there (one self-contained YAML each, what `load_sites` and
 `webgym sites serve` read). Hand-written and generated sites go through the same checks (the
-hand-written ones' replays are remembered too, so they cost the browser once). Families in
-`held_out_families` are held out whole: every one of their
-sites, hand-written or generated, belongs to the test split (`World.held_out_sites`).
+hand-written ones' replays are remembered too, so they cost the browser once). `World.table()` is
+what the split stage reads to hold families and sites out (taskset.split).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from webgym.config import SitesConfig
@@ -30,11 +31,12 @@ from webgym.sites.specfiles import load_site, parse_site, spec_files
 
 @dataclass
 class World:
-    """The usable sites by name, the problems of those left out, and the families held out whole."""
+    """The usable sites by name and the problems of those left out."""
 
     sites: dict[str, Site]
     problems: list[SiteProblem] = field(default_factory=list)
-    held_out_families: frozenset[str] = frozenset()
+    seeds: dict[str, int] = field(default_factory=dict)
+    """The seed of each generated site (hand-written sites have none)."""
 
     def family(self, site: str) -> str:
         return str(self.sites[site].spec.family)
@@ -46,9 +48,12 @@ class World:
             out.setdefault(self.family(name), []).append(name)
         return out
 
-    def held_out_sites(self) -> list[str]:
-        """Sites of the families held out whole."""
-        return [name for name in self.sites if self.family(name) in self.held_out_families]
+    def table(self) -> pd.DataFrame:
+        """One row per site: website (its host name), site, family, and the seed of a generated site
+        (null for a hand-written one): what the split needs to hold sites and families out."""
+        return pd.DataFrame([{"website": site.spec.hostname, "site": name, "family": self.family(name),
+                              "seed": self.seeds.get(name)}
+                             for name, site in self.sites.items()], columns=["website", "site", "family", "seed"])
 
     @property
     def goals(self) -> int:
@@ -99,18 +104,17 @@ def load_world(config: SitesConfig) -> World:
     fails is reported in World.problems."""
     settings, specs_dir, max_states, cache_dir = config.world, config.specs_dir, config.max_states, config.cache_dir
     families = load_families(settings.families_dir, settings.families)
-    unknown = sorted(set(settings.held_out_families) - set(families))
-    if unknown:
-        raise SpecError(f"held_out_families: unknown famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
-                        f"(families: {', '.join(sorted(families))})")
     built: list[Site | SiteProblem] = []
     if settings.hand_written:
         built += [build_site(lambda path=path: load_site(path), HAND_WRITTEN, None, path.stem, max_states, cache_dir)
                   for path in spec_files(specs_dir)]
     write_to = Path(settings.generated_dir) if settings.generated_dir else None
     seeds = list(range(settings.seed, settings.seed + settings.instances))
+    generated: dict[str, int] = {}
     for family in families.values():
-        built += generated_sites(family, seeds, max_states, cache_dir, write_to)
+        made = generated_sites(family, seeds, max_states, cache_dir, write_to)
+        generated.update({item.name: seed for item, seed in zip(made, seeds, strict=True) if isinstance(item, Site)})
+        built += made
     problems = [item for item in built if isinstance(item, SiteProblem)]
     sites: dict[str, Site] = {}
     hosts: dict[str, str] = {}
@@ -124,4 +128,16 @@ def load_world(config: SitesConfig) -> World:
     usable, failed = checked_sites(list(sites.values()), workers=config.search_workers,
                                    replay_goals=settings.replay_goals,
                                    replay_concurrency=config.replay_concurrency, replays=replays)
-    return World({site.name: site for site in usable}, problems + failed, frozenset(settings.held_out_families))
+    return World({site.name: site for site in usable}, problems + failed,
+                 {site.name: generated[site.name] for site in usable if site.name in generated})
+
+
+@functools.cache
+def _world(settings: str) -> World:
+    return load_world(SitesConfig.model_validate_json(settings))
+
+
+def world_of(config: SitesConfig) -> World:
+    """The world of these settings, built once per process: the build, the rollout shards and the
+    commands of one process share it (its searches and replays are also cached on disk)."""
+    return _world(config.model_dump_json())

@@ -1,18 +1,15 @@
 """The world loader: hand-written and generated sites, checked, with failing sites reported and left
-out, families held out whole, and replays remembered."""
+out, a site table for the split, and replays remembered."""
 
 from __future__ import annotations
 
 import shutil
 
-import pytest
-
 from tests.webgym.sites.conftest import save_family, tip_jar
+from webgym.config import SitesConfig, WorldConfig
 from webgym.sites import replay
-from webgym.sites.expr import SpecError
 from webgym.sites.site import load_sites
 from webgym.sites.spec import SPECS_DIR
-from webgym.config import SitesConfig, WorldConfig
 from webgym.sites.world import load_world
 
 UNREACHABLE = {"id": "too-many", "text": "Tip nine times on {title}.",
@@ -43,13 +40,13 @@ def test_a_failing_site_is_reported_with_family_seed_goal_and_reason_and_left_ou
     assert str(typo[0]).startswith("typojar-g0 (family typojar, seed 0): ")
 
 
-def test_families_held_out_whole_name_their_sites_and_an_unknown_one_is_an_error(families_dir, tmp_path):
+def test_the_site_table_names_every_site_with_its_family_and_seed(families_dir, tmp_path):
     save_family(families_dir, tip_jar())
     save_family(families_dir, tip_jar(family="coinjar"))
-    world = load_world(settings(families_dir, held_out_families=["coinjar"]))
-    assert world.held_out_sites() == ["coinjar-g0", "coinjar-g1"]
-    with pytest.raises(SpecError, match="held_out_families: unknown family jamjar"):
-        load_world(settings(families_dir, held_out_families=["jamjar"]))
+    table = load_world(settings(families_dir)).table().sort_values("site")
+    assert table[["website", "family", "seed"]].values.tolist() == [
+        ["coinjar-g0.test", "coinjar", 0], ["coinjar-g1.test", "coinjar", 1],
+        ["tipjar-g0.test", "tipjar", 0], ["tipjar-g1.test", "tipjar", 1]]
 
 
 def test_generated_specs_written_out_load_as_the_same_sites(families_dir, tmp_path):

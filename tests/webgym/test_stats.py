@@ -1,0 +1,32 @@
+"""The 95% Wilson interval every success rate is shown with, in Python and in the warehouse's SQL."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from webgym.stats import WILSON_SQL, wilson_interval
+
+
+@pytest.mark.parametrize(("successes", "n", "low", "high"), [
+    (0, 10, 0.0, 0.2775),      # hand-computed: (z^2/2n -/+ z sqrt(z^2/4n^2)) / (1 + z^2/n)
+    (5, 10, 0.2366, 0.7634),
+    (10, 10, 0.7225, 1.0),
+    (12, 60, 0.1183, 0.3178),
+    (1, 120, 0.0015, 0.0457),
+])
+def test_the_wilson_interval_matches_hand_computed_values(successes, n, low, high):
+    assert wilson_interval(successes, n) == pytest.approx((low, high), abs=5e-5)
+
+
+def test_no_episodes_means_nothing_is_known():
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_the_sql_macros_agree_with_python():
+    con = duckdb.connect()
+    for statement in WILSON_SQL.split(";"):
+        con.execute(statement)
+    for successes, n in [(0, 1), (3, 7), (59, 60), (120, 180), (0, 0)]:
+        low, high = con.execute(f"SELECT wilson_low({successes}, {n}), wilson_high({successes}, {n})").fetchall()[0]
+        assert (low, high) == pytest.approx(wilson_interval(successes, n), abs=1e-12)

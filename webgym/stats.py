@@ -1,0 +1,30 @@
+"""Statistics every success rate is shown with: the 95% Wilson score interval, which stays inside [0, 1]
+and keeps its width at small counts and rates near 0 or 1, where the normal interval collapses."""
+
+from __future__ import annotations
+
+import math
+
+Z95 = 1.959963984540054
+"""The two-sided 95% quantile of the standard normal."""
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a success rate: `successes` of `n` episodes ((0, 1) when n is 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denominator = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+WILSON_SQL = f"""
+CREATE OR REPLACE MACRO wilson_low(k, n) AS CASE WHEN n = 0 THEN 0.0 ELSE greatest(0.0,
+    (k / n + {Z95}^2 / (2 * n) - {Z95} * sqrt((k / n) * (1 - k / n) / n + {Z95}^2 / (4 * n * n))) / (1 + {Z95}^2 / n))
+    END;
+CREATE OR REPLACE MACRO wilson_high(k, n) AS CASE WHEN n = 0 THEN 1.0 ELSE least(1.0,
+    (k / n + {Z95}^2 / (2 * n) + {Z95} * sqrt((k / n) * (1 - k / n) / n + {Z95}^2 / (4 * n * n))) / (1 + {Z95}^2 / n))
+    END"""
+"""The same interval as DuckDB macros, for the warehouse's views (a test checks they agree)."""
