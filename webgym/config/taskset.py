@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from schemas.values import WhichRevision
 from webgym.config.base import ProjectPath, Section
 
 
@@ -109,6 +110,12 @@ class SampleConfig(Section):
 class TasksetConfig(Section):
     """Task-set construction: dedup, annotation, decomposition, split, sampling."""
 
+    revisions: WhichRevision = Field(
+        default="newest",
+        description="Which revision of a source's task the task set uses when a source was ingested again with "
+                    "re-worded or revised records (seed_tasks.revision): newest, first (the benchmark as first "
+                    "published, to compare with published results) or all. Dedup, annotation and the split "
+                    "follow it; tasks of other revisions stay in the tasks table with no split.")
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
     decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)
