@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+import pandas as pd
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
@@ -25,6 +26,7 @@ from stages.decompose import new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
 from stages.ingest import FileReport, files_by_source, seed_tasks_from_files, seed_tasks_from_records
 from stages.ingest.read import Record
+from stages.revisions import chosen_revisions
 from stages.split import assigned_splits, split_counts
 from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
@@ -82,23 +84,25 @@ class TasksetReport:
     llm: str = "no LLM calls"
 
 
-def _seed_keys(lake: Lake) -> set[tuple[str, str]]:
-    return set(map(tuple, lake.read_table("seed_tasks", columns=["source", "source_id"]).itertuples(index=False)))
+def _seed_identities(lake: Lake) -> pd.DataFrame:
+    """What ingest compares new records with: each seed task's identity and content."""
+    return lake.read_table("seed_tasks", columns=["source", "source_id", "revision", "text", "start_url", "evaluation",
+                                                  "reference_answer"])
 
 
 @task(cache_policy=NO_CACHE)
-def ingest_inputs(config: Config, inputs: list[str], source: str = "auto",
-                  column_map: dict[str, str] | None = None) -> list[FileReport]:
+def ingest_inputs(config: Config, inputs: list[str], source: str = "auto", column_map: dict[str, str] | None = None,
+                  encoding: str | None = None, root: str | None = None) -> list[FileReport]:
     """Read benchmark task files into seed_tasks, a part per adapter (bad records reported, the rest
-    ingested); IngestError when the request itself is wrong."""
+    ingested), once every file has been read and checked; IngestError (nothing written) when the
+    request itself is wrong."""
     lake = Lake(config.lake.data_dir)
-    existing = _seed_keys(lake)
-    reports = []
-    for name, files in files_by_source(inputs, source).items():
-        result = seed_tasks_from_files(name, files, existing, column_map)
+    existing = _seed_identities(lake)
+    results = {name: seed_tasks_from_files(name, files, existing, column_map, encoding, root)
+               for name, files in files_by_source(inputs, source, encoding).items()}
+    for name, result in results.items():
         lake.write_table("seed_tasks", result.rows, run_id=f"ingest-{name}")
-        reports += result.files
-    return reports
+    return [report for result in results.values() for report in result.files]
 
 
 @task(cache_policy=NO_CACHE)
@@ -111,7 +115,7 @@ def ingest_synthetic_sites(config: Config) -> list[FileReport]:
     source = "synthetic sites"
     goals = [Record(source, line, record) for line, record in enumerate(task_records(list(world.sites.values())), 1)]
     lake = Lake(config.lake.data_dir)
-    result = seed_tasks_from_records("synthetic", {source: goals}, _seed_keys(lake))
+    result = seed_tasks_from_records("synthetic", {source: goals}, _seed_identities(lake))
     lake.write_table("seed_tasks", result.rows, run_id="ingest-synthetic")
     return result.files
 
@@ -122,10 +126,11 @@ def find_duplicates(config: Config) -> DedupReport:
     embeddings come from (and go to) the cache in taskset.dedup.cache_dir."""
     settings = config.taskset.dedup
     lake = Lake(config.lake.data_dir)
-    seeds = lake.read_table("seed_tasks", columns=["source", "source_id", "text", "website"])
+    columns = ["source", "source_id", "revision", "text", "website", "start_url"]
+    seeds = chosen_revisions(lake.read_table("seed_tasks", columns=columns), config.taskset.revisions)
     embedder = Embedder(settings.cache_dir, settings.batch_size, precision=settings.precision)
     found = duplicate_tasks(seeds, embedder, settings)
-    new = without_duplicates(found, lake.read_table("duplicates", columns=["source", "source_id"]))
+    new = without_duplicates(found, lake.read_table("duplicates", columns=["source", "source_id", "revision"]))
     lake.write_table("duplicates", new, run_id="dedup")
     return DedupReport(len(seeds), len(found), found["kind"].value_counts().to_dict(), len(new),
                        embedder.stats.embedded, embedder.stats.cached)
@@ -138,8 +143,8 @@ def annotate_seeds(config: Config) -> AnnotateReport:
     next run tries them again."""
     settings = config.taskset.annotate
     lake = Lake(config.lake.data_dir)
-    kept = without_duplicates(lake.read_table("seed_tasks"), lake.read_table("duplicates", columns=["source",
-                                                                                                     "source_id"]))
+    seeds = chosen_revisions(lake.read_table("seed_tasks"), config.taskset.revisions)
+    kept = without_duplicates(seeds, lake.read_table("duplicates", columns=["source", "source_id", "revision"]))
     todo = pending_seeds(kept, lake.read_table("tasks", columns=["task_id"]))
     report = AnnotateReport(pending=len(todo))
     llm = LLM(config.llm, lake, run_id="annotate") if asks_llm(todo) else None
@@ -191,7 +196,8 @@ def split_task_set(config: Config) -> tuple[dict[str, int], int]:
     tasks = lake.read_table("tasks")
     split = config.taskset.split
     synthetic = tasks["source"].isin(split.whole_site_sources).any()
-    tasks = assigned_splits(tasks, split, world_of(config.sites).table() if synthetic else None)
+    sites = world_of(config.sites).table() if synthetic else None
+    tasks = assigned_splits(tasks, split, config.taskset.revisions, sites)
     lake.replace_table("tasks", tasks, run_id="split")
     return split_counts(tasks)
 
@@ -215,24 +221,27 @@ def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: Annot
 
 @flow(name="build_taskset")
 def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_map: dict[str, str] | None = None,
-                  test_websites: int | None = None, config_path: str | None = None,
-                  data_dir: str | None = None) -> TasksetReport:
+                  test_websites: int | None = None, config_path: str | None = None, data_dir: str | None = None,
+                  encoding: str | None = None, root: str | None = None) -> TasksetReport:
     """Build the task set from `inputs` (benchmark task files read by the `source` adapter, `auto` to
-    detect; `column_map` for the generic one), or, without inputs, from the shipped synthetic sites.
-    `test_websites` overrides taskset.split.test_websites; unset parameters come from the profile."""
+    detect; `column_map` for the generic one; `encoding` for files that are not UTF-8; `root`, the
+    ingest root that ids of records without one are relative to), or, without inputs, from the
+    shipped synthetic sites. `test_websites` overrides taskset.split.test_websites; unset parameters
+    come from the profile."""
     config = _with_test_websites(load_config(config_path, data_dir), test_websites)
-    root = config.lake.data_dir
-    recover_lake(root)
-    files = ingest_inputs(config, inputs, source, column_map) if inputs else ingest_synthetic_sites(config)
-    quality_gate(root, ["seed_tasks"])
+    lake_root = config.lake.data_dir
+    recover_lake(lake_root)
+    files = ingest_inputs(config, inputs, source, column_map, encoding, root) if inputs else \
+        ingest_synthetic_sites(config)
+    quality_gate(lake_root, ["seed_tasks"])
     duplicates = find_duplicates(config)
-    quality_gate(root, ["duplicates"])
+    quality_gate(lake_root, ["duplicates"])
     annotated = annotate_seeds(config)
-    quality_gate(root, ["tasks", "llm_calls"])
+    quality_gate(lake_root, ["tasks", "llm_calls"])
     decomposed = decompose_tasks(config)
-    quality_gate(root, ["tasks"])
+    quality_gate(lake_root, ["tasks"])
     split = split_task_set(config)
-    quality_gate(root, ["tasks"])
+    quality_gate(lake_root, ["tasks"])
     report = taskset_report(files, duplicates, annotated, decomposed, split)
     for bad in report.bad_records:
         get_run_logger().warning("bad record: %s", bad)

@@ -21,8 +21,12 @@ class Duplicate(BaseModel):
     similarity: float = Field(ge=-1.0, le=1.0, description="Cosine similarity of the two texts (1 for exact).")
     threshold: float = Field(description="Threshold in force when it was dropped.")
     detected_at: dt.datetime = Field(description="When dedup dropped it (UTC).")
+    revision: int | None = Field(
+        default=None, ge=1,
+        description="Revision of the dropped task (seed_tasks.revision): a later revision is judged afresh. Null in "
+                    "rows written before revisions were kept: read as 1.")
 
 
 SCHEMA = TableSchema(
-    name="duplicates", row=Duplicate, keys=("source", "source_id"),
+    name="duplicates", row=Duplicate, keys=("source", "source_id", "revision"),
     description="One row per seed task dropped by dedup, with the kept task it duplicates.")

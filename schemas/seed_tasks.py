@@ -24,11 +24,36 @@ class SeedTask(BaseModel):
     subdomain: str | None = Field(default=None, description="Subdomain given by the source.")
     source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
     source_file: str | None = Field(default=None, description="File the record was read from.")
-    source_line: int | None = Field(default=None, description="Line (JSONL/CSV) or index (JSON array).")
+    source_line: int | None = Field(default=None, description="1-based line the record starts on (null in "
+                                                               "Parquet files).")
     raw: str = Field(description="The record exactly as read, as JSON.")
     ingested_at: dt.datetime = Field(description="When the record was ingested (UTC).")
+    # Identity and revisions, and what some sources add (issue 19): kept together.
+    revision: int | None = Field(
+        default=None, ge=1,
+        description="1, 2, ...: the n-th distinct content (text, start URL, evaluation block, reference answer) "
+                    "ingested under this source and source_id; a record with a known content is already present. "
+                    "The task set uses the newest revision unless taskset.revisions says otherwise. Null in rows "
+                    "written before revisions were kept: read as 1.")
+    previous_revision: int | None = Field(
+        default=None, ge=1,
+        description="The revision this record replaces: the newest one held under the same source and source_id "
+                    "when it came in (null for a first revision).")
+    derived_from: str | None = Field(
+        default=None,
+        description="'<source>/<source_id>' of the task this record revises in another benchmark, e.g. "
+                    "WebArena-Lite's old_task_id (a webarena task).")
+    reference_length: int | None = Field(
+        default=None, ge=0,
+        description="Steps a human needed, when the source says (Online-Mind2Web's reference_length, "
+                    "Mind2Web-Live's reference_task_length), or a synthetic goal's shortest path.")
+    source_record: int | None = Field(
+        default=None, ge=1,
+        description="1-based position among the elements of a JSON array or the rows of a Parquet file "
+                    "(null in line-based files, where source_line alone says where the record is).")
 
 
 SCHEMA = TableSchema(
-    name="seed_tasks", row=SeedTask, keys=("source", "source_id"),
-    description="One row per task as found in a source benchmark or a synthetic-site goal.")
+    name="seed_tasks", row=SeedTask, keys=("source", "source_id", "revision"),
+    description="One row per revision of a task as found in a source benchmark or a synthetic-site goal.")
+

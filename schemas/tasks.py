@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -50,6 +51,10 @@ class Task(BaseModel):
     reference_answer: str | None = Field(default=None, description="Reference answer from the source.")
     evaluation: str | None = Field(default=None, description="Source evaluation block as JSON.")
     created_at: dt.datetime = Field(description="When this row was produced (UTC).")
+    revision: int | None = Field(
+        default=None, ge=1,
+        description="The revision of the seed task it was made from (seed_tasks.revision; decomposed tasks carry "
+                    "their parent's); null in rows written before revisions were kept: read as 1.")
 
 
 SCHEMA = TableSchema(
@@ -58,7 +63,11 @@ SCHEMA = TableSchema(
     description="One row per task in the environment (original or decomposed).")
 
 
-def task_id_for(source: str, source_id: str, groups: tuple[int, ...] | None = None) -> str:
-    """Stable task id: a hash of source and source id, plus the kept groups for a decomposed task."""
+def task_id_for(source: str, source_id: str, groups: tuple[int, ...] | None = None,
+                revision: int | None = None) -> str:
+    """Stable task id: a hash of source and source id, plus the kept groups for a decomposed task and the
+    revision from the second on (so a first revision keeps the id tasks had before revisions existed)."""
     key = f"{source}\x1f{source_id}" + ("" if groups is None else "\x1f" + ",".join(map(str, groups)))
+    if revision is not None and not math.isnan(revision) and revision > 1:  # NaN: a null as pandas reads it
+        key += f"\x1frevision {int(revision)}"
     return hashlib.sha256(key.encode()).hexdigest()[:20]

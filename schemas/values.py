@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from typing import Any
+from typing import Any, Literal
 
 DIFFICULTY_BANDS: dict[str, tuple[int, int | None]] = {"easy": (1, 3), "medium": (4, 6), "hard": (7, None)}
 """WebGym's bands over the number of facts; the upper bound is inclusive, None means open."""
@@ -26,6 +26,11 @@ def difficulty_band(difficulty: int) -> str:
         if difficulty >= low and (high is None or difficulty <= high):
             return band
     raise ValueError(f"difficulty {difficulty} is below every band (must be >= 1)")
+
+
+WhichRevision = Literal["newest", "first", "all"]
+"""Which revision of each seed task the task set uses (seed_tasks.revision): the newest, the first (the
+benchmark as first published), or all of them."""
 
 
 _PLACEHOLDER = re.compile(r"^(__[A-Z0-9_]+__)")

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from schemas.rubric import FactGroup, Rubric
 from schemas.tasks import SCHEMA, TAXONOMY, Task, task_id_for
 from schemas.values import website_of
+from stages.revisions import revision_numbers
 from webgym.config import AnnotateConfig
 from webgym.llm.client import LLM, LLMCallError
 from webgym.llm.prompts import load_prompt
@@ -208,7 +209,8 @@ def task_row(seed: dict[str, Any], answer: Annotation | None, now: dt.datetime) 
         domain, subdomain = answer.domain, answer.subdomain
     rubric = Rubric.model_validate(seed["rubric"]) if seed.get("rubric") is not None else (
         answer.rubric() if answer is not None else None)
-    return Task(task_id=task_id_for(seed["source"], seed["source_id"]), source=seed["source"],
+    return Task(task_id=task_id_for(seed["source"], seed["source_id"], revision=seed.get("revision")),
+                revision=seed.get("revision"), source=seed["source"],
                 source_id=seed["source_id"], text=seed["text"], website=site.website, start_url=site.start_url,
                 domain=domain, subdomain=subdomain, difficulty=rubric.n_facts if rubric else None,
                 source_difficulty=seed.get("source_difficulty"), rubric=rubric,
@@ -271,5 +273,6 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 def pending_seeds(seeds: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     """The seed tasks (already without their duplicates) that have no task in the tasks table yet."""
     done = set(tasks["task_id"])
-    ids = [task_id_for(s, i) for s, i in zip(seeds["source"], seeds["source_id"], strict=True)]
+    ids = [task_id_for(s, i, revision=r) for s, i, r in zip(seeds["source"], seeds["source_id"],
+                                                              revision_numbers(seeds), strict=True)]
     return seeds[[i not in done for i in ids]].reset_index(drop=True)

@@ -77,7 +77,8 @@ def decomposed_tasks(tasks: pd.DataFrame, config: DecomposeConfig, writer: TextW
         for subset in decomposition_plan(rubric, config.max_subsets_per_task):
             groups = [rubric.groups[i] for i in subset.groups]
             rows.append({
-                "task_id": task_id_for(parent["source"], parent["source_id"], subset.groups),
+                "task_id": task_id_for(parent["source"], parent["source_id"], subset.groups, parent.get("revision")),
+                "revision": parent.get("revision"),
                 "parent_task_id": parent["task_id"], "parent_groups": list(subset.groups),
                 "source": parent["source"], "source_id": parent["source_id"],
                 "text": write(parent["text"], groups),

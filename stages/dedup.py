@@ -3,10 +3,11 @@
 Tasks are taken in priority order (evaluation sources, then `source_priority`, then as given) and
 filtered greedily: a task is dropped when an earlier kept task has the same normalised text
 (exact) or a MiniLM cosine similarity at or above the threshold (near), found by exact or IVF
-approximate nearest-neighbour search. Tasks on two different known websites never duplicate
-each other; with `same_constraints`, neither do texts whose numbers or constraint words (cheapest /
-most expensive, over / under, with / without) differ. With
-`eval_sources`, every other task within the threshold of an evaluation task is dropped first.
+approximate nearest-neighbour search, and both start in the same place: the same start URL (host
+and path) when both have one, else the same website when both are known. With `same_constraints`,
+near-duplicates must also ask for the same (stages.constraints: numbers, constraint words, content
+words such as entities, dates, statuses). With `eval_sources`, every other task within the
+threshold of an evaluation task is dropped first.
 Sources in `exempt_sources` (the synthetic sites, whose goals differ by their exact checks) are not
 deduplicated at all.
 """
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,37 +25,15 @@ import numpy as np
 import pandas as pd
 
 from schemas.duplicates import SCHEMA
+from stages.constraints import agree, constraints_of, site_words, start_key
+from stages.revisions import revision_numbers
 from webgym.config import DedupConfig
-
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_WORD = re.compile(r"[a-z]+")
-_PHRASES = {"at least": "more", "at most": "less", "no more than": "less", "no less than": "more"}
-_CONSTRAINT_WORDS = {
-    "max": "most highest largest biggest longest latest newest best maximum max top greatest fastest heaviest",
-    "min": "cheapest lowest least fewest smallest shortest earliest oldest worst minimum min slowest lightest",
-    "more": "over more above greater exceeding higher larger bigger longer later after newer faster heavier",
-    "less": "under less below fewer lower smaller shorter earlier before older cheaper slower lighter within",
-    "not": "not no without never except excluding exclude non",
-}
-_CONSTRAINT_OF = {word: kind for kind, words in _CONSTRAINT_WORDS.items() for word in words.split()}
-
 
 def normalised_text(text: str) -> str:
     """Case-, width-, punctuation- and whitespace-insensitive form of a text (the exact-dedup key)."""
     text = unicodedata.normalize("NFKC", text).casefold()
     text = "".join(" " if unicodedata.category(c).startswith("P") else c for c in text)
     return " ".join(text.split())
-
-
-def constraints_of(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
-    """What a task constrains that embeddings barely see: its numbers, sorted, without thousands
-    separators ('$1,400' -> '1400'), and the kinds of constraint words it uses (max, min, more,
-    less, not), so 'cheapest' and 'most expensive' differ while 'over' and 'more than' agree."""
-    numbers = tuple(sorted(n.replace(",", "") for n in _NUMBER.findall(text)))
-    lowered = unicodedata.normalize("NFKC", text).casefold()
-    for phrase, kind in _PHRASES.items():
-        lowered = lowered.replace(phrase, f" {kind} ")
-    return numbers, frozenset(_CONSTRAINT_OF[w] for w in _WORD.findall(lowered) if w in _CONSTRAINT_OF)
 
 
 @dataclass(frozen=True)
@@ -104,25 +82,36 @@ def _order(tasks: pd.DataFrame, config: DedupConfig) -> np.ndarray:
 def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray], config: DedupConfig,
                     now: dt.datetime | None = None) -> pd.DataFrame:
     """One row per task dropped as a duplicate (the duplicates table): the kept task it repeats,
-    exact / near / eval_overlap, and the similarity. `tasks` needs source, source_id, text, website;
-    tasks of `exempt_sources` are left out (never dropped, never embedded)."""
+    exact / near / eval_overlap, and the similarity. `tasks` needs source, source_id, text, website
+    (start_url and revision when known); tasks of `exempt_sources` are left out (never dropped, never
+    embedded)."""
     now = now or dt.datetime.now(dt.UTC)
     tasks = tasks[~tasks["source"].isin(config.exempt_sources)]
     frame = tasks.iloc[_order(tasks, config)].reset_index(drop=True)
     n = len(frame)
-    site = pd.factorize(frame["website"], use_na_sentinel=True)[0]  # -1: unknown website
+    websites = frame["website"].astype(object).where(frame["website"].notna(), None)
+    starts = frame["start_url"].astype(object).where(frame["start_url"].notna(), None) if "start_url" in frame \
+        else pd.Series([None] * n, dtype=object)
+    site = pd.factorize(websites, use_na_sentinel=True)[0]  # -1: unknown website
+    start = pd.factorize(starts.map(start_key), use_na_sentinel=True)[0]  # -1: unknown start URL
     constraints = [constraints_of(t) for t in frame["text"]] if config.same_constraints else None
+    sites = [site_words(w, u) for w, u in zip(websites, starts, strict=True)] if config.same_constraints else None
     is_eval = frame["source"].isin(config.eval_sources).to_numpy()
     dropped: dict[int, tuple[int, str, float]] = {}  # position -> (kept position, kind, similarity)
 
-    def compatible(p: int, q: int) -> bool:
+    def same_place(p: int, q: int) -> bool:
+        if start[p] >= 0 and start[q] >= 0:
+            return start[p] == start[q]
         return site[p] < 0 or site[q] < 0 or site[p] == site[q]
 
-    # Exact: same normalised text, first compatible earlier copy wins.
+    def compatible(p: int, q: int) -> bool:
+        return same_place(p, q) and (constraints is None or agree(constraints[p], constraints[q], sites[p] | sites[q]))
+
+    # Exact: same normalised text in the same place, first such earlier copy wins.
     first_copies: dict[str, list[int]] = {}
     for p, text in enumerate(frame["text"]):
         copies = first_copies.setdefault(normalised_text(text), [])
-        original = next((q for q in copies if compatible(p, q)), None)
+        original = next((q for q in copies if same_place(p, q)), None)
         if original is None:
             copies.append(p)
         else:
@@ -137,8 +126,7 @@ def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray
         for i, p in enumerate(alive):
             ids, sims = graph.of(i)
             candidates = [(float(s), int(alive[j])) for j, s in zip(ids, sims, strict=True)
-                          if alive[j] != p and compatible(p, alive[j])
-                          and (constraints is None or constraints[p] == constraints[alive[j]])]
+                          if alive[j] != p and compatible(p, alive[j])]
             overlap = [c for c in candidates if is_eval[c[1]]] if not is_eval[p] else []
             earlier = [c for c in candidates if c[1] < p and kept[c[1]]]
             if overlap:
@@ -149,18 +137,24 @@ def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray
                 dropped[p] = (q, "near", similarity)
             else:
                 kept[p] = True
-    rows = [{"source": frame.at[p, "source"], "source_id": frame.at[p, "source_id"],
+    revision = revision_numbers(frame)
+    rows = [{"source": frame.at[p, "source"], "source_id": frame.at[p, "source_id"], "revision": int(revision[p]),
              "duplicate_of_source": frame.at[q, "source"], "duplicate_of_source_id": frame.at[q, "source_id"],
              "kind": kind, "similarity": min(1.0, similarity), "threshold": config.threshold, "detected_at": now}
             for p, (q, kind, similarity) in sorted(dropped.items())]
     return pd.DataFrame(rows, columns=SCHEMA.columns) if rows else SCHEMA.empty_frame()
 
 
+def _identities(frame: pd.DataFrame) -> list[tuple[str, str, int]]:
+    return list(zip(frame["source"], frame["source_id"], revision_numbers(frame), strict=True))
+
+
 def without_duplicates(tasks: pd.DataFrame, duplicates: pd.DataFrame) -> pd.DataFrame:
-    """The rows of `tasks` (any frame keyed by source, source_id) that no duplicates row names: the seed
-    tasks that survive dedup, or the duplicates found now that the table does not hold yet."""
-    dropped = set(zip(duplicates["source"], duplicates["source_id"], strict=True))
-    keep = np.array([(s, i) not in dropped for s, i in zip(tasks["source"], tasks["source_id"], strict=True)],
+    """The rows of `tasks` (any frame keyed by source, source_id and revision) that no duplicates row
+    names: the seed tasks that survive dedup, or the duplicates found now that the table does not hold
+    yet. A revision the duplicates table does not name is kept: it is judged afresh."""
+    dropped = set(_identities(duplicates))
+    keep = np.array([key not in dropped for key in _identities(tasks)],
                     dtype=bool)  # an empty plain list would select columns, not rows
     return tasks[keep].reset_index(drop=True)
 

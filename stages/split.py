@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from schemas.values import WhichRevision
+from stages.revisions import chosen_revisions
 from webgym.config import SplitConfig
 
 HELD_OUT_KINDS = ("family", "site")
@@ -112,11 +114,13 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | 
     return result
 
 
-def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every task of `tasks` with its split drawn afresh by `split_tasks`: test or train, or null for
-    the tasks the split removes (on a test website but not drawn, or decomposed from one of those).
+def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, revisions: WhichRevision = "newest",
+                    sites: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every task of `tasks` with its split drawn afresh by `split_tasks` over the tasks of the chosen
+    `revisions` (stages.revisions): test or train, or null for the tasks the split removes (on a test
+    website but not drawn, decomposed from one of those, or of a revision the task set does not use).
     Removed tasks stay in the table so that a rebuild knows they were annotated."""
-    kept = split_tasks(tasks.assign(split=None, held_out=None), config, sites)
+    kept = split_tasks(chosen_revisions(tasks, revisions).assign(split=None, held_out=None), config, sites)
     removed = tasks[~tasks["task_id"].isin(kept["task_id"])].assign(split=None, held_out=None)
     return pd.concat([kept, removed], ignore_index=True)
 

@@ -1,24 +1,36 @@
 """Ingest: task files of public benchmarks -> seed_tasks rows, one adapter per source format.
 
-`seed_tasks_from_files` reads every record, converts it with the source's adapter and returns
-the new rows plus a report per file; a broken record is reported with file and line and the
-rest go on. Rows whose (source, source_id) the caller says exist already are not added again.
+`seed_tasks_from_files` reads every record, converts it with the source's adapter and returns the
+new rows plus a report per file; a broken record is reported with file and line (or record and
+line) and the rest go on. Before anything is converted, each file is checked against the adapter:
+when most records lack the fields the format needs, the request stops naming the adapters whose
+fields do fit.
+
+A seed task is identified by its source, its id in the source and its revision. A record whose id
+is known counts as already present only when its content (text, start URL, evaluation block,
+reference answer) is one the lake holds; a re-worded or revised record becomes the next revision,
+which names the one it replaces. Records without an id are identified by their file (its path
+relative to the ingest root and a hash of its bytes) and line, so a file of the same name in another
+folder, or an edited file, is a different file.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from pydantic import ValidationError
 
 from schemas.seed_tasks import SCHEMA, SeedTask
-from stages.ingest.adapter import Adapter, RecordError, Where
+from stages.ingest.adapter import Adapter, RecordError, Where, fits, has_value, optional_text, value_at
 from stages.ingest.agentsynth import AGENTSYNTH
 from stages.ingest.browsecomp import BROWSECOMP
 from stages.ingest.deepshop import DEEPSHOP
@@ -31,35 +43,58 @@ from stages.ingest.online_mind2web import ONLINE_MIND2WEB
 from stages.ingest.read import BadRecord, Record, read_records
 from stages.ingest.synthetic import SYNTHETIC
 from stages.ingest.travelplanner import TRAVELPLANNER
-from stages.ingest.webarena import WEBARENA
+from stages.ingest.webarena import WEBARENA, WEBARENA_LITE
 from stages.ingest.webgym import WEBGYM
 from stages.ingest.webvoyager import PAE, WEBVOYAGER
 
 ADAPTERS: dict[str, Adapter] = {a.name: a for a in (
     INSTA, PAE, AGENTSYNTH, BROWSECOMP, TRAVELPLANNER, MIND2WEB_LIVE, ONLINE_MIND2WEB, DEEPSHOP, MIND2WEB2,
-    GAIA, WEBVOYAGER, WEBARENA, WEBGYM, SYNTHETIC, GENERIC)}
+    GAIA, WEBVOYAGER, WEBARENA, WEBARENA_LITE, WEBGYM, SYNTHETIC, GENERIC)}
 """Every source format by its --source name."""
 
-DETECTION_ORDER = ("synthetic", "webgym", "webarena", "browsecomp", "gaia", "deepshop", "webvoyager",
-                   "online-mind2web", "mind2web-live", "mind2web2", "travelplanner", "agentsynth", "insta")
-"""`--source auto` tries these shape tests in order (most specific first). PAE shares WebVoyager's
-layout and the generic adapter needs a mapping, so neither is ever picked automatically."""
+DETECTION_ORDER = ("synthetic", "webgym", "webarena-lite", "webarena", "browsecomp", "gaia", "deepshop", "pae",
+                   "webvoyager", "online-mind2web", "mind2web-live", "mind2web2", "travelplanner", "agentsynth",
+                   "insta")
+"""`--source auto` tries these shape tests in order (most specific first). The generic adapter needs
+a mapping, so it is never picked automatically."""
+
+DETECTION_NOTES = {
+    "webvoyager": "PAE's proposed tasks share this layout: pass --source pae if these are PAE tasks"}
+"""What to tell the user when `auto` picks a source whose layout another source shares."""
+
+FIT_SHARE = 0.5
+"""A file is of an adapter's format when at least this share of its records have the required fields."""
 
 
 class IngestError(ValueError):
-    """The request itself is wrong (unknown source, unreadable mapping); nothing was ingested."""
+    """The request itself is wrong (unknown source, a file of another format, an unreadable mapping);
+    nothing was ingested."""
+
+
+@dataclass
+class FieldCount:
+    """One field the source defines: records that give it, and rows that keep it (in its column, or raw)."""
+
+    given: int = 0
+    kept: int = 0
 
 
 @dataclass
 class FileReport:
-    """What happened to one file's records: read = ingested + already present + bad."""
+    """What happened to one file's records: read = ingested + already present + bad; `revised` of the
+    ingested are new revisions of known ids; `fields` counts, per source field, what was given and kept."""
 
     file: str
     source: str
     read: int = 0
     ingested: int = 0
     present: int = 0
+    revised: int = 0
     bad: list[BadRecord] = field(default_factory=list)
+    fields: dict[str, FieldCount] = field(default_factory=dict)
+
+    def field_count(self, path: str, column: str) -> FieldCount:
+        return self.fields.setdefault(f"{path} -> {column}", FieldCount())
 
 
 @dataclass
@@ -79,17 +114,30 @@ def adapter_for(source: str) -> Adapter:
         raise IngestError(f"unknown source {source!r}; sources are auto, {', '.join(ADAPTERS)}") from None
 
 
-def detect_source(path: str, sample: int = 5) -> str | None:
+def file_id(path: str, root: str | None = None) -> str:
+    """How records without an id name their file: its path relative to `root` (default: the current
+    directory), '/'-separated, and the first 12 hex digits of the SHA-256 of its bytes."""
+    with open(path, "rb") as handle:
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()[:12]
+    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.getcwd()))
+    return f"{Path(relative).as_posix()}@{digest}"
+
+
+def detect_source(path: str, sample: int = 5, encoding: str | None = None) -> str | None:
     """The adapter whose shape test accepts the file's first readable records, None if none does."""
-    records = (r for r in read_records(path) if isinstance(r, Record) and isinstance(r.data, dict))
-    for record in itertools.islice(records, sample):
+    return _detected(read_records(path, encoding), sample)
+
+
+def _detected(items: Iterable[Record | BadRecord | Any], sample: int = 5) -> str | None:
+    records = (r.data if isinstance(r, Record) else r for r in items if not isinstance(r, BadRecord))
+    for record in itertools.islice((r for r in records if isinstance(r, dict)), sample):
         for name in DETECTION_ORDER:
-            if ADAPTERS[name].recognises(record.data):
+            if ADAPTERS[name].shape_matches(record):
                 return name
     return None
 
 
-def files_by_source(paths: list[str], source: str = "auto") -> dict[str, list[str]]:
+def files_by_source(paths: list[str], source: str = "auto", encoding: str | None = None) -> dict[str, list[str]]:
     """The files to read with each adapter: all with `source`, or each with the adapter `detect_source`
     picks (IngestError naming a file whose shape no adapter recognises)."""
     if source != "auto":
@@ -97,7 +145,7 @@ def files_by_source(paths: list[str], source: str = "auto") -> dict[str, list[st
         return {source: list(paths)}
     groups: dict[str, list[str]] = {}
     for path in paths:
-        found = detect_source(path)
+        found = detect_source(path, encoding=encoding)
         if found is None:
             raise IngestError(f"{path}: cannot tell which benchmark this file comes from; "
                               f"pass --source (one of {', '.join(ADAPTERS)})")
@@ -105,72 +153,161 @@ def files_by_source(paths: list[str], source: str = "auto") -> dict[str, list[st
     return groups
 
 
-def seed_tasks_from_files(source: str, paths: list[str], existing: set[tuple[str, str]] | None = None,
-                          mapping: dict[str, str] | None = None,
-                          now: dt.datetime | None = None) -> IngestResult:
-    """One row per new seed task read from `paths` with the `source` adapter, plus a report per file
-    (`seed_tasks_from_records` over each task file's records). IngestError when the request itself is
-    wrong (the adapter cannot prepare the files: a missing answer file, a bad mapping)."""
+def fitting_adapters(records: list[Any]) -> list[str]:
+    """The adapters (generic aside) whose required fields at least FIT_SHARE of `records` have."""
+    return [a.name for a in ADAPTERS.values()
+            if a.required and sum(fits(r, a.required) for r in records) >= FIT_SHARE * len(records)]
+
+
+def check_fit(adapter: Adapter, path: str, items: list[Record | BadRecord]) -> None:
+    """IngestError when most records of a file lack the fields `adapter` needs, naming the adapters
+    whose fields do fit (adapters that need a mapping, generic, are not checked)."""
+    records = [item.data for item in items if isinstance(item, Record)]
+    if not adapter.required or not records:
+        return
+    fitting = sum(fits(r, adapter.required) for r in records)
+    if fitting >= FIT_SHARE * len(records):
+        return
+    others = [name for name in fitting_adapters(records) if name != adapter.name]
+    detected = _detected(records)
+    hint = (f"its records fit {', '.join(others)}: pass --source {detected if detected in others else others[0]}"
+            if others else
+            "no adapter's fields fit it: is it a task file? (--source generic --map text=COLUMN reads any layout)")
+    raise IngestError(f"{path}: only {fitting} of {len(records)} records have the fields {adapter.name} needs "
+                      f"({adapter.describe_required()}); {hint}")
+
+
+def seed_tasks_from_files(source: str, paths: list[str], existing: pd.DataFrame | None = None,
+                          mapping: dict[str, str] | None = None, encoding: str | None = None,
+                          root: str | None = None, now: dt.datetime | None = None) -> IngestResult:
+    """One row per new seed task (or new revision) read from `paths` with the `source` adapter, plus a
+    report per file (`seed_tasks_from_records` over each task file's records). `encoding` overrides
+    UTF-8 for odd files; `root` is the ingest root of file ids (default: the current directory).
+    IngestError when the request itself is wrong: the adapter cannot prepare the files (a missing
+    answer file, a bad mapping), or a file is of another format."""
     adapter = adapter_for(source)
     try:
-        task_files, context = adapter.prepare([str(p) for p in paths], mapping or {})
+        task_files, context = adapter.prepare([str(p) for p in paths], mapping or {}, encoding)
     except (ValueError, OSError) as error:
         raise IngestError(str(error)) from None
-    return seed_tasks_from_records(source, {path: read_records(path) for path in task_files}, existing, context, now)
+    files = {}
+    for path in task_files:
+        files[path] = list(read_records(path, encoding))
+        check_fit(adapter, path, files[path])
+    ids = {path: file_id(path, root) for path in task_files if os.path.isfile(path)}
+    return seed_tasks_from_records(source, files, existing, context, now, ids)
+
+
+def content_key(row: dict[str, Any]) -> str:
+    """What makes two records of one id the same revision: text, start URL, evaluation block (key
+    order aside) and reference answer."""
+    evaluation = row.get("evaluation")
+    try:
+        evaluation = json.dumps(json.loads(evaluation), sort_keys=True, ensure_ascii=False) if evaluation else None
+    except json.JSONDecodeError:
+        pass
+    content = [row["text"], row.get("start_url"), evaluation, row.get("reference_answer")]
+    return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass
+class _Known:
+    """The revisions of one id: the newest number and every content held."""
+
+    latest: int = 0
+    contents: set[str] = field(default_factory=set)
+
+
+def _known_revisions(existing: pd.DataFrame | None, source: str) -> dict[str, _Known]:
+    known: dict[str, _Known] = {}
+    if existing is None or existing.empty:
+        return known
+    rows = existing[existing["source"] == source]
+    rows = rows.astype(object).where(rows.notna(), None)
+    for row in rows.to_dict("records"):
+        entry = known.setdefault(row["source_id"], _Known())
+        entry.latest = max(entry.latest, int(row.get("revision") or 1))
+        entry.contents.add(content_key(row))
+    return known
 
 
 def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadRecord]],
-                            existing: set[tuple[str, str]] | None = None, context: Any = None,
-                            now: dt.datetime | None = None) -> IngestResult:
-    """One row per new seed task among the records of `files` (name -> records as read), converted by
-    the `source` adapter with its `context`, plus a report per file.
+                            existing: pd.DataFrame | None = None, context: Any = None,
+                            now: dt.datetime | None = None, file_ids: dict[str, str] | None = None) -> IngestResult:
+    """One row per new seed task or new revision among the records of `files` (path -> records as read),
+    converted by the `source` adapter with its `context`, plus a report per file.
 
-    `existing` holds (source, source_id) keys already in the lake; records with those keys count
-    as present. A repeated id in the batch is present when its text is the same, bad otherwise.
+    `existing` holds the lake's seed_tasks rows (source, source_id, revision and the content columns).
+    A record whose id and content the lake (or an earlier file of the batch) holds is present; a
+    known id with new content is the next revision; an id repeated within one file with other
+    content is bad (the file contradicts itself). `file_ids` names each file in fallback ids
+    (default: its file name).
     """
     adapter = adapter_for(source)
     now = now or dt.datetime.now(dt.UTC)
-    seen: dict[str, tuple[str, str]] = {}  # source_id -> (text, where)
+    known = _known_revisions(existing, source)
+    added: dict[str, tuple[str, str]] = {}  # source_id -> (file, where) of its newest row in this batch
     rows: list[dict[str, Any]] = []
     reports = []
     for path, records in files.items():
         report = FileReport(path, source)
         reports.append(report)
+        label = (file_ids or {}).get(path) or Path(path).name
         for item in records:
             if isinstance(item, BadRecord):
-                if item.line is not None:  # a record; None means the whole file failed
+                if not item.whole_file:
                     report.read += 1
                 report.bad.append(item)
                 continue
             report.read += 1
             try:
-                row = _seed_row(adapter, item, context, now)
+                row = _seed_row(adapter, item, Where(item.file, label, item.line, item.index), context, now)
             except (RecordError, ValidationError) as error:
-                report.bad.append(BadRecord(item.file, item.line, _reason(error)))
+                report.bad.append(BadRecord(item.file, item.line, _reason(error), item.index))
                 continue
-            key = row["source_id"]
-            if (source, key) in (existing or set()):
+            _count_fields(report, adapter, item.data, row)
+            key, content = row["source_id"], content_key(row)
+            entry = known.setdefault(key, _Known())
+            if content in entry.contents:
                 report.present += 1
-            elif key in seen and seen[key][0] == row["text"]:
-                report.present += 1
-            elif key in seen:
-                report.bad.append(BadRecord(item.file, item.line,
-                                            f"id {key!r} already used by {seen[key][1]} for a different task"))
+            elif key in added and added[key][0] == item.file:
+                report.bad.append(BadRecord(item.file, item.line, f"id {key!r} already used by {added[key][1]} "
+                                                                  "for a different task", item.index))
             else:
-                seen[key] = (row["text"], f"{item.file}:{item.line}")
+                row["revision"], row["previous_revision"] = entry.latest + 1, entry.latest or None
+                entry.latest += 1
+                entry.contents.add(content)
+                added[key] = (item.file, item.where)
                 rows.append(row)
                 report.ingested += 1
+                report.revised += row["previous_revision"] is not None
     frame = pd.DataFrame(rows, columns=SCHEMA.columns) if rows else SCHEMA.empty_frame()
     return IngestResult(frame, reports)
 
 
-def _seed_row(adapter: Adapter, record: Record, context: Any, now: dt.datetime) -> dict[str, Any]:
+def _seed_row(adapter: Adapter, record: Record, where: Where, context: Any, now: dt.datetime) -> dict[str, Any]:
     if not isinstance(record.data, dict):
         raise RecordError(f"expected an object (a record), found {type(record.data).__name__}")
-    fields = adapter.convert(record.data, Where(record.file, record.line), context)
-    task = SeedTask(source=adapter.name, source_file=record.file, source_line=record.line,
+    fields = adapter.convert(record.data, where, context)
+    task = SeedTask(source=adapter.name, source_file=record.file, source_line=record.line, source_record=record.index,
                     raw=json.dumps(record.data, ensure_ascii=False, default=str), ingested_at=now, **fields)
     return task.model_dump()
+
+
+def _count_fields(report: FileReport, adapter: Adapter, record: dict, row: dict[str, Any]) -> None:
+    """Count, per field the source defines, whether the record gives it and the row keeps it."""
+    for path, column in adapter.fields:
+        value = value_at(record, path)
+        if not has_value(value):
+            continue
+        count = report.field_count(path, column)
+        count.given += 1
+        if column == "raw":
+            count.kept += has_value(value_at(json.loads(row["raw"]), path))
+        elif column == "source_id":
+            count.kept += row["source_id"] == optional_text(value)
+        else:
+            count.kept += has_value(row.get(column))
 
 
 def _reason(error: Exception) -> str:

@@ -18,4 +18,6 @@ def agentsynth_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 AGENTSYNTH = Adapter("agentsynth", "AgentSynth task sequences (website, task, action_sequence)", agentsynth_task,
-                     lambda r: {"website", "task", "action_sequence"} <= r.keys())
+                     required=(("website", "task", "action_sequence"),),
+                     fields=(("task", "text"), ("website", "website"), ("website", "start_url"),
+                             ("action_sequence", "raw"), ("thoughts_sequence", "raw"), ("webpage_text", "raw")))

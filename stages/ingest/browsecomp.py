@@ -47,4 +47,6 @@ def browsecomp_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 BROWSECOMP = Adapter("browsecomp", "BrowseComp CSV (problem/answer encrypted with the canary; decrypted)",
-                     browsecomp_task, lambda r: {"problem", "answer", "canary"} <= r.keys())
+                     browsecomp_task, required=(("problem", "answer", "canary"),),
+                     fields=(("problem", "text"), ("answer", "reference_answer"), ("problem_topic", "evaluation"),
+                             ("canary", "raw")))

@@ -22,4 +22,7 @@ def deepshop_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 DEEPSHOP = Adapter("deepshop", "DeepShop shopping tasks (JSON Lines with attribute/filter/sort sub-goals)",
-                   deepshop_task, lambda r: {"ques", "attribute", "filter", "sort"} <= r.keys())
+                   deepshop_task, required=(("ques", "attribute", "filter", "sort"),),
+                   fields=(("id", "source_id"), ("ques", "text"), ("web", "start_url"), ("web", "website"),
+                           ("attribute", "evaluation"), ("filter", "evaluation"), ("sort", "evaluation"),
+                           ("category", "evaluation"), ("difficulty", "source_difficulty"), ("web_name", "raw")))

@@ -20,4 +20,6 @@ def gaia_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 GAIA = Adapter("gaia", "GAIA web subset (WebVoyager's GAIA_web.jsonl or GAIA's own metadata)", gaia_task,
-               lambda r: "Final answer" in r and ("ques" in r or "Question" in r))
+               required=(("Final answer", "ques"), ("Final answer", "Question")),
+               fields=(("task_id", "source_id"), ("ques", "text"), ("Question", "text"), ("web", "start_url"),
+                       ("Final answer", "reference_answer"), ("Level", "source_difficulty"), ("id", "raw")))

@@ -10,22 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from schemas.values import website_of
-from stages.ingest.adapter import Adapter, RecordError, Where, as_json, optional_text
+from stages.ingest.adapter import Adapter, RecordError, Where, as_json, optional_text, value_at
 
 FIELDS = ("id", "text", "website", "start_url", "reference_answer", "domain", "subdomain", "difficulty",
           "evaluation")
 
 
-def _lookup(record: dict, path: str) -> Any:
-    value: Any = record
-    for part in path.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def _prepare(paths: list[str], mapping: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+def _prepare(paths: list[str], mapping: dict[str, str], encoding: str | None) -> tuple[list[str], dict[str, str]]:
     unknown = sorted(set(mapping) - set(FIELDS))
     if unknown:
         raise ValueError(f"unknown field(s) in --map: {', '.join(unknown)}; fields are {', '.join(FIELDS)}")
@@ -33,10 +24,10 @@ def _prepare(paths: list[str], mapping: dict[str, str]) -> tuple[list[str], dict
 
 
 def generic_task(record: dict, where: Where, mapping: dict[str, str]) -> dict[str, Any]:
-    text = optional_text(_lookup(record, mapping["text"]))
+    text = optional_text(value_at(record, mapping["text"]))
     if text is None:
         raise RecordError(f"column {mapping['text']!r} (the task text) is missing or empty")
-    value = {field: _lookup(record, column) for field, column in mapping.items()}
+    value = {field: value_at(record, column) for field, column in mapping.items()}
     site = optional_text(value["website"]) or optional_text(value["start_url"])
     evaluation = value["evaluation"]
     return {"source_id": optional_text(value["id"]) or where.fallback_id, "text": text,

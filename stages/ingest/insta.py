@@ -26,4 +26,6 @@ def insta_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 INSTA = Adapter("insta", "InSTA-150k v3 (website, instruction, criteria) or v1/v2 (domain, task)", insta_task,
-                lambda r: {"website", "instruction"} <= r.keys() or {"domain", "task"} <= r.keys())
+                required=(("website", "instruction"), ("domain", "task")),
+                fields=(("instruction", "text"), ("task", "text"), ("website", "website"), ("domain", "website"),
+                        ("criteria", "evaluation"), ("steps", "evaluation")))

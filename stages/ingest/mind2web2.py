@@ -13,4 +13,5 @@ def mind2web2_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 MIND2WEB2 = Adapter("mind2web2", "Mind2Web 2 tasks (task_id, task_description)", mind2web2_task,
-                    lambda r: {"task_id", "task_description"} <= r.keys())
+                    required=(("task_id", "task_description"),),
+                    fields=(("task_id", "source_id"), ("task_description", "text"), ("source_file", "raw")))

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from schemas.rubric import Rubric
 from schemas.values import website_of
-from stages.ingest.adapter import Adapter, RecordError, Where, optional_text, text_field
+from stages.ingest.adapter import Adapter, RecordError, Where, optional_int, optional_text, text_field
 
 
 def synthetic_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
@@ -25,8 +25,12 @@ def synthetic_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
             "website": website_of(record.get("hostname")), "start_url": optional_text(record.get("start_url")),
             "rubric": rubric.model_dump(), "domain": optional_text(record.get("domain")),
             "subdomain": optional_text(record.get("subdomain")),
-            "source_difficulty": optional_text(record.get("difficulty"))}
+            "source_difficulty": optional_text(record.get("difficulty")),
+            "reference_length": optional_int(record, "oracle_length")}
 
 
 SYNTHETIC = Adapter("synthetic", "synthetic-site goals from `webgym sites export-tasks` (exact rubrics)",
-                    synthetic_task, lambda r: {"site", "goal_id", "text", "rubric"} <= r.keys())
+                    synthetic_task, required=(("site", "goal_id", "text", "rubric"),),
+                    fields=(("text", "text"), ("hostname", "website"), ("start_url", "start_url"), ("rubric", "rubric"),
+                            ("domain", "domain"), ("subdomain", "subdomain"), ("difficulty", "source_difficulty"),
+                            ("oracle_length", "reference_length")))

@@ -44,4 +44,7 @@ def _recognises(record: dict) -> bool:
 
 
 TRAVELPLANNER = Adapter("travelplanner", "TravelPlanner queries (query rows, example plans, chat fine-tuning rows)",
-                        travelplanner_task, _recognises)
+                        travelplanner_task, required=(("query",), ("messages",)),
+                        fields=(("idx", "source_id"), ("query", "text"), ("level", "source_difficulty"),
+                                ("plan", "raw"), ("messages", "text"), ("messages", "reference_answer")),
+                        recognises=_recognises)

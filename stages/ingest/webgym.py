@@ -64,4 +64,8 @@ def webgym_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
 
 
 WEBGYM = Adapter("webgym", "WebGym task JSONL (rubric in evaluator_reference is kept)", webgym_task,
-                 lambda r: "evaluator_reference" in r and ("task_name" in r or "task" in r))
+                 required=(("evaluator_reference", "task_name"), ("evaluator_reference", "task")),
+                 fields=(("task_id", "source_id"), ("task_name", "text"), ("task", "text"), ("website", "website"),
+                         ("domain", "domain"), ("subdomain", "subdomain"), ("difficulty", "source_difficulty"),
+                         ("evaluator_reference", "rubric"), ("definite_answer", "reference_answer"),
+                         ("reference_answer", "reference_answer")))

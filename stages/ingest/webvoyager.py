@@ -1,9 +1,13 @@
-"""WebVoyager and PAE-WebVoyager: JSON Lines of {web_name, id, ques, web}.
+"""WebVoyager and PAE: JSON Lines of {web_name, id, ques, web}.
 
 WebVoyager's answers live in a separate `reference_answer.json` ({web_name: {notice, answers:
 [{id, type, ans}]}}), joined on f"{web_name}--{id}"; it is used when given as a path or when it
-sits next to the task file. The curated subsets use the same layout. PAE's tasks were proposed by
-an LLM in this layout and their ids repeat, so PAE records are identified by file and line.
+sits next to the task file. The curated subsets and FARA's re-worded revision use the same layout.
+
+PAE (Proposer-Agent-Evaluator) writes its tasks in this layout too. Its proposed training tasks
+repeat ids, so a PAE file whose ids repeat is identified by file and line; its evaluation files
+(e.g. `webarena_map_google_fixed_eval.jsonl`) add a WebArena-style `eval` block, which is kept whole
+with its reference answer.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from schemas.values import website_of
-from stages.ingest.adapter import Adapter, RecordError, Where, as_json, id_field, text_field
+from stages.ingest.adapter import Adapter, RecordError, Where, as_json, id_field, optional_text, text_field
+from stages.ingest.read import Record, read_records
+from stages.ingest.webarena import eval_block
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +43,7 @@ def _load_answers(path: str) -> dict[str, dict]:
             for web, entry in document.items() for answer in entry["answers"]}
 
 
-def _prepare(paths: list[str], mapping: dict[str, str]) -> tuple[list[str], dict[str, dict]]:
+def _prepare(paths: list[str], mapping: dict[str, str], encoding: str | None) -> tuple[list[str], dict[str, dict]]:
     """Split answer files from task files (adding a sibling reference_answer.json) and load answers."""
     answer_files, task_files = [], []
     for path in paths:
@@ -80,14 +86,34 @@ def webvoyager_task(record: dict, where: Where, answers: dict[str, dict] | None)
     return fields
 
 
-def pae_task(record: dict, where: Where, context: Any) -> dict[str, Any]:
-    return _fields(record, where.fallback_id)
+def _repeats_ids(path: str, encoding: str | None) -> bool:
+    ids = [optional_text(r.data.get("id")) for r in read_records(path, encoding)
+           if isinstance(r, Record) and isinstance(r.data, dict)]
+    present = [i for i in ids if i is not None]
+    return len(set(present)) < len(present)
+
+
+def _pae_prepare(paths: list[str], mapping: dict[str, str], encoding: str | None) -> tuple[list[str], set[str]]:
+    """The task files, and the context: those whose ids repeat (identified by file and line instead)."""
+    return paths, {path for path in paths if _repeats_ids(path, encoding)}
+
+
+def pae_task(record: dict, where: Where, repeating: set[str]) -> dict[str, Any]:
+    source_id = where.fallback_id if where.file in repeating else id_field(record, "id", where)
+    return {**_fields(record, source_id), **eval_block(record)}
 
 
 def _recognises(record: dict) -> bool:
-    return {"web_name", "ques", "web"} <= record.keys() or is_answer_file(record)
+    return ({"web_name", "ques", "web"} <= record.keys() and "eval" not in record) or is_answer_file(record)
 
+
+RECORD_FIELDS = (("id", "source_id"), ("ques", "text"), ("web", "start_url"), ("web", "website"), ("web_name", "raw"))
 
 WEBVOYAGER = Adapter("webvoyager", "WebVoyager tasks (JSON Lines) with answers from reference_answer.json",
-                     webvoyager_task, _recognises, _prepare)
-PAE = Adapter("pae", "PAE-WebVoyager proposed tasks (WebVoyager layout; ids repeat, so file:line ids)", pae_task)
+                     webvoyager_task, required=(("ques", "web"),), fields=RECORD_FIELDS, recognises=_recognises,
+                     prepare=_prepare)
+PAE = Adapter("pae", "PAE tasks (WebVoyager layout; its eval block and reference answers kept; file:line ids "
+                     "when ids repeat)", pae_task, required=(("ques", "web"),),
+              fields=(*RECORD_FIELDS, ("eval", "evaluation"), ("eval.reference_answers", "reference_answer")),
+              recognises=lambda r: {"ques", "web", "eval"} <= r.keys() and isinstance(r["eval"], dict),
+              prepare=_pae_prepare)

@@ -19,3 +19,26 @@ def test_build_plants_duplicates_and_near_misses_of_base_tasks():
     assert (misses["text"].to_numpy() != bases.loc[misses["base"], "text"].to_numpy()).all()
     assert set(misses["kind"]) == {"entity", "number", "superlative"}
     assert bench.build(2000, seed=1).equals(frame)
+
+
+def test_the_labelled_real_pairs_are_half_duplicates_half_near_misses_each_with_its_kind():
+    pairs = bench.load_pairs()
+    assert len(pairs) >= 150 and len({p["id"] for p in pairs}) == len(pairs)
+    duplicates = [p for p in pairs if p["duplicate"]]
+    assert len(duplicates) * 2 == len(pairs)
+    assert {p["kind"] for p in duplicates} == {"copy", "rewording"}
+    assert {p["kind"] for p in pairs if not p["duplicate"]} >= {"start_url", "entity", "number", "date", "attribute",
+                                                                 "negation", "added_constraint"}
+    for pair in pairs:
+        assert pair["a"]["text"].strip() and pair["b"]["text"].strip() and pair["a"]["file"] and pair["b"]["file"]
+        assert (pair["a"]["source"], pair["a"]["source_id"], pair["a"]["text"]) != (
+            pair["b"]["source"], pair["b"]["source_id"], pair["b"]["text"])
+
+
+def test_pair_figures_count_precision_recall_and_the_wrong_pairs():
+    pairs = [{"id": str(i), "duplicate": d, "kind": "k", "a": {"text": "a"}, "b": {"text": "b"}}
+             for i, d in enumerate([True, True, True, False, False])]
+    figures = bench.pair_figures(pairs, [True, True, False, True, False])
+    assert (figures["precision"], figures["recall"]) == (round(2 / 3, 4), round(2 / 3, 4))
+    assert [w["id"] for w in figures["wrong"]] == ["2", "3"]
+    assert figures["right_by_kind"] == {"duplicate:k": "2/3", "near-miss:k": "1/2"}

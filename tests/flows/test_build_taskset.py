@@ -4,6 +4,8 @@ nothing again, the quality suites after every stage, and the no-input build of t
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -173,3 +175,35 @@ def test_without_inputs_the_profile_builds_its_world_split_by_families_and_sites
     assert set(tasks.loc[tasks["held_out"] == "site", "website"]) == set(config.taskset.split.held_out_websites)
     assert tasks["split"].notna().all() and (tasks["parent_task_id"].isna()).sum() == world.goals
     assert f"test held out by family {(tasks['held_out'] == 'family').sum()}" in result.output
+
+
+def _webgym_file(path, texts: dict[int, str]) -> str:
+    """WebGym-layout tasks that need no LLM (rubric, taxonomy labels and website given)."""
+    path.write_text("".join(json.dumps({
+        "task_id": task_id, "task_name": text, "website": f"https://site{task_id}.example.com/",
+        "domain": "Shopping", "subdomain": "General Merchandise",
+        "evaluator_reference": [{"description": "item", "facts": ["the item", "its price"]}]}) + "\n"
+        for task_id, text in texts.items()))
+    return str(path)
+
+
+@pytest.mark.parametrize("which", ["newest", "first"])
+def test_the_task_set_uses_the_chosen_revision_of_a_reworded_task(prefect_harness, tmp_path, which):
+    from flows.build_taskset import build_taskset
+
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(f"lake: {{data_dir: {tmp_path / 'data'}}}\ntaskset:\n  revisions: {which}\n"
+                       "  split: {test_websites: 0, held_out_websites: null}\n"
+                       f"  dedup: {{cache_dir: {tmp_path / 'cache'}}}\n")
+    texts = {1: "Find the price of the blue kettle", 2: "Find the price of the red toaster"}
+    build_taskset(inputs=[_webgym_file(tmp_path / "v1.jsonl", texts)], config_path=str(profile))
+    report = build_taskset(inputs=[_webgym_file(tmp_path / "v2.jsonl", {**texts, 2: "Find the price of the red "
+                                                                         "two-slice toaster"})],
+                           config_path=str(profile))
+    assert (report.ingested, report.already_ingested, report.duplicates) == (1, 1, 0)
+    tasks = Lake(tmp_path / "data").read_table("tasks")
+    in_use = tasks[tasks["split"].notna() & tasks["parent_task_id"].isna()].set_index("source_id")
+    expected = "Find the price of the red two-slice toaster" if which == "newest" else texts[2]
+    assert in_use.loc["2", "text"] == expected and in_use.loc["1", "text"] == texts[1]
+    assert len(tasks[tasks["parent_task_id"].isna()]) == (3 if which == "newest" else 2)  # both revisions annotated
+    assert quality.validate(Lake(tmp_path / "data")) == []

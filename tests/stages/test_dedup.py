@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stages.dedup import constraints_of, duplicate_tasks, normalised_text, similar_pairs, without_duplicates
+from stages.dedup import duplicate_tasks, normalised_text, similar_pairs, without_duplicates
 from webgym.config import DedupConfig
 from webgym.embeddings import Embedder
 
@@ -20,8 +20,10 @@ def embedder(tmp_path_factory) -> Embedder:
     return Embedder(tmp_path_factory.mktemp("embeddings"))
 
 
-def seeds(*rows: tuple[str, str, str, str | None]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["source", "source_id", "text", "website"])
+def seeds(*rows: tuple) -> pd.DataFrame:
+    """Seed tasks from (source, source_id, text, website[, start_url]) tuples."""
+    return pd.DataFrame([(*row, None)[:5] for row in rows], columns=["source", "source_id", "text", "website",
+                                                                     "start_url"])
 
 
 def dropped(result: pd.DataFrame) -> dict[str, tuple[str, str]]:
@@ -35,7 +37,7 @@ def test_exact_duplicates_are_matched_within_a_website_when_known(embedder):
                   ("gaia", "d", "FIND THE CHEAPEST FLIGHT TO DENVER", None))
     result = duplicate_tasks(tasks, embedder, DedupConfig(), NOW)
     assert dropped(result) == {"b": ("a", "exact"), "d": ("a", "exact")}
-    assert (result["similarity"] == 1.0).all() and (result["threshold"] == 0.9).all()
+    assert (result["similarity"] == 1.0).all() and (result["threshold"] == DedupConfig().threshold).all()
 
 
 def test_paraphrases_are_dropped_and_near_misses_kept(embedder):
@@ -45,7 +47,7 @@ def test_paraphrases_are_dropped_and_near_misses_kept(embedder):
                   ("insta", "4", "Find a vegan lasagna recipe with over 500 reviews.", "allrecipes.com"))
     result = duplicate_tasks(tasks, embedder, DedupConfig(), NOW)
     assert dropped(result) == {"2": ("1", "near")}
-    assert 0.9 <= result.at[0, "similarity"] <= 1.0
+    assert DedupConfig().threshold <= result.at[0, "similarity"] <= 1.0
     loose = duplicate_tasks(tasks, embedder, DedupConfig(same_constraints=False), NOW)
     assert dropped(loose) == {"2": ("1", "near"), "4": ("1", "near")}
 
@@ -114,12 +116,45 @@ def test_opposite_constraints_are_never_duplicates(embedder):
     assert len(duplicate_tasks(tasks, embedder, DedupConfig(threshold=0.8, same_constraints=False), NOW)) == 1
 
 
-def test_normalisation_and_constraints():
+def test_normalisation():
     assert normalised_text("  Café,  OPEN?\tnow ") == "café open now"
-    assert constraints_of("Budget $1,400 for 3 days on 2022-03-13")[0] == ("03", "13", "1400", "2022", "3")
-    assert constraints_of("recipes with over 100 reviews") == constraints_of("recipes that have more than 100 reviews")
-    assert constraints_of("at least 4 stars")[1] == {"more"}
-    assert constraints_of("the cheapest hotel")[1] != constraints_of("the most expensive hotel")[1]
+
+
+def test_the_same_words_on_another_start_page_are_another_task(embedder):
+    tasks = seeds(("webarena", "516", "Add this product to my wishlist", "__SHOPPING__", "__SHOPPING__/tea.html"),
+                  ("webarena", "517", "Add this product to my wishlist", "__SHOPPING__", "__SHOPPING__/skin.html"),
+                  ("webarena", "518", "Add this product to my wishlist.", "__SHOPPING__", "__SHOPPING__/tea.html"),
+                  ("deepshop", "d1", "Find a USB-C hub under $50 on Amazon.", "amazon.com",
+                   "https://www.amazon.com/?language=en_US&currency=USD"),
+                  ("webvoyager", "w1", "Find a USB-C hub under $50 on Amazon.", "amazon.com", "https://www.amazon.com/"),
+                  ("mind2web-live", "m1", "Find a USB-C hub under $50 on amazon", "amazon.com", None))
+    assert dropped(duplicate_tasks(tasks, embedder, DedupConfig(source_priority=["webvoyager"]), NOW)) == {
+        "518": ("516", "exact"), "d1": ("w1", "exact"), "m1": ("w1", "exact")}
+
+
+def test_the_near_misses_of_the_issue_are_kept_apart_and_rewordings_are_not(embedder):
+    tasks = seeds(
+        ("webarena", "194", "Get the total payment amount of the last 5 completed orders", "__SHOPPING_ADMIN__"),
+        ("webarena", "195", "Get the total payment amount of the last 5 pending orders", "__SHOPPING_ADMIN__"),
+        ("webarena", "223", "I am at CMU Pittsburgh, how long it takes to drive to the nearest Mcdonald's", "__MAP__"),
+        ("webarena", "224", "I am at CMU Pittsburgh, how long it takes to drive to the nearest wendys", "__MAP__"),
+        ("webarena", "141", "How much I spent on food-related shopping during March 2023", "__SHOPPING__"),
+        ("webarena", "144", "How much I spent on food shopping during from mid Jan to the end Jan 2023",
+         "__SHOPPING__"),
+        ("online-mind2web", "o1", "Get the frozen vegan cheese pizza between 5 to 10 USD on Target.", "target.com"),
+        ("online-mind2web", "o2", "Get the frozen vegetarian cheese pizza between 5 to 10 USD on Target.",
+         "target.com"),
+        ("webvoyager", "w15", "Find a pair of mens running shoes in black, size 7, 4+ stars and under $50 on Amazon.",
+         "amazon.com"),
+        ("deepshop", "d15", "Find a pair of mens running shoes in black, size 7 extra wide, 4+ stars and under $50 "
+                            "on Amazon.", "amazon.com"),
+        ("mind2web-live", "37", "Find me the cheapest external HD for an Xbox One on gamestop.", "gamestop.com"),
+        ("online-mind2web", "o37", "Find me the cheapest external Hard Drive for an Xbox One on GameStop.",
+         "gamestop.com"))
+    config = DedupConfig(threshold=0.8, source_priority=["online-mind2web"])
+    assert dropped(duplicate_tasks(tasks, embedder, config, NOW)) == {"37": ("o37", "near")}
+    loose = dropped(duplicate_tasks(tasks, embedder, config.model_copy(update={"same_constraints": False}), NOW))
+    assert {"195", "224", "o2", "d15"} <= set(loose)  # what the embeddings alone would drop
 
 
 def test_cli_dedup_records_duplicates_once(tmp_path, monkeypatch):

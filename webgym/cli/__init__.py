@@ -8,9 +8,10 @@ runtime; nothing below imports it.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.logging import RichHandler
@@ -28,7 +29,8 @@ from webgym.cli.sites import sites_app
 from webgym.cli.taskset import ingest, taskset_app
 from webgym.cli.train import export_samples_command, train_command
 from webgym.cli.warehouse import report, sql, warehouse_app
-from webgym.config import ConfigError, load_config
+from webgym.config import ConfigError, is_url, load_config, project_path
+from webgym.config.profile import DEFAULT_PROFILE
 from webgym.prefect_env import configure_prefect
 
 app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
@@ -58,29 +60,61 @@ app.command()(nightly)
 @app.callback()
 def main(
     ctx: typer.Context,
-    config: Annotated[Path | None, typer.Option(help="Profile YAML (default configs/local.yaml).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="Profile YAML, relative to the current directory (default: the project's configs/local.yaml).")] = None,
     data_dir: Annotated[str | None, typer.Option(
-        help="Lake root, path or fsspec URL (default: env WEBGYM_DATA, else the profile's lake.data_dir).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+        help="Lake root: a path (relative to the current directory) or an fsspec URL (default: env WEBGYM_DATA, "
+             "else the profile's lake.data_dir).")] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging and full tracebacks.")] = False,
 ) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s",
-                        handlers=[RichHandler(console=err_console, show_path=False)], force=True)
+    handler = RichHandler(console=err_console, show_path=False)
+    if not verbose:
+        handler.addFilter(_without_setting_errors)
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s", handlers=[handler],
+                        force=True)
     for noisy in ("httpx", "httpx2", "openai", "great_expectations", "prefect", "filelock", "fsspec"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     configure_prefect()
+    if data_dir is not None and not is_url(data_dir):
+        data_dir = os.path.abspath(data_dir)  # relative to where the command runs, not the project
+    config_path = os.path.abspath(config) if config else None
+    state = ctx.ensure_object(dict)
+    state["profile"] = str(config) if config else str(project_path(DEFAULT_PROFILE))
     try:
-        ctx.obj = {"config": load_config(config, data_dir), "config_path": str(config) if config else None}
+        state.update(config=load_config(config_path, data_dir), config_path=config_path)
     except ConfigError as error:
         err_console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
 
 
+def _setting_errors(kind: type[Exception] = ConfigError) -> set[str]:
+    """Names of ConfigError and its subclasses (NoEndpointError, ...), as Prefect's state messages show them."""
+    return {kind.__name__}.union(*(_setting_errors(sub) for sub in kind.__subclasses__()))
+
+
+def _without_setting_errors(record: logging.LogRecord) -> bool:
+    """Log filter: drop what Prefect logs when a task or flow fails on a setting error (its traceback,
+    its 'Finished in state Failed(... NoEndpointError: ...)'); `run` prints the error itself in one
+    line. `-v` keeps them."""
+    if record.exc_info and isinstance(record.exc_info[1], ConfigError):
+        return False
+    message = record.getMessage()
+    return not (message.startswith("Finished in state Failed")
+                and any(f"exception {name}: " in message for name in _setting_errors()))
+
+
 def run() -> None:
-    """Entry point that turns configuration and schema errors into clear one-line messages."""
+    """Entry point that turns configuration and schema errors into clear one-line messages; an error in
+    a setting names the profile the command ran on."""
     from schemas import SchemaError
 
+    state: dict[str, Any] = {}
     try:
-        app()
-    except (ConfigError, SchemaError) as error:
+        app(obj=state)
+    except ConfigError as error:
+        err_console.print(f"[red]{error}[/red]" + (f" (profile in use: {state['profile']})" if "profile" in state
+                                                   else ""))
+        sys.exit(2)
+    except SchemaError as error:
         err_console.print(f"[red]{error}[/red]")
         sys.exit(2)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -14,7 +15,14 @@ from webgym.cli.common import (OutputFormat, config_of, config_path_of, console,
                                print_frame)
 from webgym.config import replaced
 
+if TYPE_CHECKING:
+    from stages.ingest import FileReport
+
 SOURCES_HELP = "; ".join(f"{a.name}: {a.summary}" for a in ADAPTERS.values())
+ENCODING_HELP = ("Text encoding of the input files (e.g. cp1252, latin-1, utf-16) when they are not UTF-8; by default "
+                 "files are read as UTF-8 (a BOM names UTF-16/32) and records with invalid bytes are reported.")
+ROOT_HELP = ("Ingest root: records without an id are named '<path relative to it>@<file hash>:<line>' "
+             "(default: the current directory).")
 
 taskset_app = typer.Typer(help="Build and inspect the task set: dedup, annotation, decomposition, split, export.",
                           no_args_is_help=True)
@@ -28,6 +36,47 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"--map takes FIELD=COLUMN, got {pair!r}")
         mapping[field.strip()] = column.strip()
     return mapping
+
+
+def _absolute(paths: list[Path] | None) -> list[str]:
+    """Input paths resolved against the current directory (flows and deployments may run elsewhere)."""
+    return [os.path.abspath(p) for p in paths or []]
+
+
+def _print_file_report(report: FileReport, detected: bool, show_bad: int) -> None:
+    from stages.ingest import DETECTION_NOTES
+
+    file = escape(report.file)
+    if detected:
+        note = DETECTION_NOTES.get(report.source)
+        console.print(f"{file}: source [bold]{report.source}[/bold] (detected)" + (f"; {escape(note)}" if note else ""))
+    revised = f" ({report.revised} new revision(s) of known ids)" if report.revised else ""
+    console.print(f"{file} ({report.source}): {report.read} read, {report.ingested} ingested{revised}, "
+                  f"{report.present} already present, {len(report.bad)} bad")
+    by_field: dict[str, tuple[int, int]] = {}  # a source field may land in several columns: its worst count
+    for name, count in report.fields.items():
+        if not name.endswith("-> raw"):
+            field = name.split(" -> ")[0]
+            kept, given = by_field.get(field, (count.kept, count.given))
+            by_field[field] = (min(kept, count.kept), given)
+    kept = [f"{field} {k}/{g}" for field, (k, g) in by_field.items()]
+    lost = [f"{name} {c.kept}/{c.given}" for name, c in report.fields.items() if c.kept < c.given]
+    if kept:
+        console.print(f"  fields kept: {escape(', '.join(kept))}", soft_wrap=True)
+    if lost:
+        console.print(f"  [yellow]fields not kept[/yellow]: {escape(', '.join(lost))}", soft_wrap=True)
+    for bad in report.bad[:show_bad]:
+        console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
+    if len(report.bad) > show_bad:
+        console.print(f"  ... and {len(report.bad) - show_bad} more")
+
+
+def ingest_exit_code(reports: list[FileReport]) -> int:
+    """0 when every record was ingested or already present, 1 when some were bad (reported), 2 when
+    nothing was ingested nor present (every record bad, or no records)."""
+    if not any(r.ingested or r.present for r in reports):
+        return 2
+    return 1 if any(r.bad for r in reports) else 0
 
 
 def _quiet_embedding_logs() -> None:
@@ -45,29 +94,33 @@ def ingest(
         "--map", help="generic source: FIELD=COLUMN (fields: text, id, website, start_url, reference_answer, "
                       "domain, subdomain, difficulty, evaluation). Repeatable.")] = None,
     show_bad: Annotated[int, typer.Option(help="Bad records to print per file.")] = 20,
+    encoding: Annotated[str | None, typer.Option(help=ENCODING_HELP)] = None,
+    root: Annotated[Path | None, typer.Option(help=ROOT_HELP, file_okay=False)] = None,
 ) -> None:
-    """Read benchmark task files into seed_tasks; print per file: records read, ingested, present, bad."""
+    """Read benchmark task files into seed_tasks; print per file: records read, ingested (new revisions of
+    known ids among them), already present, bad, and how many records gave and kept each field. Exit
+    code 0 when all is well, 1 when some records are bad (reported), 2 when nothing was ingested."""
+    _quiet_embedding_logs()
     from flows.build_taskset import ingest_inputs
     from stages.ingest import IngestError
 
     lake = lake_of(ctx)
     try:
-        reports = ingest_inputs.fn(config_of(ctx), [str(p) for p in paths], source, _mapping(column_map or []))
+        reports = ingest_inputs.fn(config_of(ctx), _absolute(paths), source, _mapping(column_map or []), encoding,
+                                   _absolute([root])[0] if root else None)
     except IngestError as error:
         err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     for report in reports:
-        if source == "auto":
-            console.print(f"{escape(report.file)}: source [bold]{report.source}[/bold] (detected)")
-        console.print(f"{escape(report.file)} ({report.source}): {report.read} read, {report.ingested} ingested, "
-                      f"{report.present} already present, {len(report.bad)} bad")
-        for bad in report.bad[:show_bad]:
-            console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
-        if len(report.bad) > show_bad:
-            console.print(f"  ... and {len(report.bad) - show_bad} more")
+        _print_file_report(report, source == "auto", show_bad)
     total_bad = sum(len(report.bad) for report in reports)
     console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
                   + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
+    code = ingest_exit_code(reports)
+    if code == 2:
+        err_console.print("[red]nothing was ingested[/red]: every record is bad (see above); check --source and "
+                          "--encoding")
+    raise typer.Exit(code)
 
 
 @taskset_app.command()
@@ -115,14 +168,17 @@ def build(
     column_map: Annotated[list[str] | None, typer.Option(
         "--map", help="generic source: FIELD=COLUMN, as for `webgym ingest`. Repeatable.")] = None,
     test_websites: Annotated[int | None, typer.Option(help="Override taskset.split.test_websites.")] = None,
+    encoding: Annotated[str | None, typer.Option(help=ENCODING_HELP)] = None,
+    root: Annotated[Path | None, typer.Option(help=ROOT_HELP, file_okay=False)] = None,
 ) -> None:
     """Run the build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, quality-gated."""
     _quiet_embedding_logs()
     from flows.build_taskset import build_taskset
 
-    report = build_taskset(inputs=[str(p) for p in inputs or []] or None, source=source,
-                           column_map=_mapping(column_map or []), test_websites=test_websites,
-                           config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir)
+    report = build_taskset(inputs=_absolute(inputs) or None, source=source, column_map=_mapping(column_map or []),
+                           test_websites=test_websites, config_path=config_path_of(ctx),
+                           data_dir=config_of(ctx).lake.data_dir, encoding=encoding,
+                           root=_absolute([root])[0] if root else os.getcwd())
     console.print(f"task set built: {report.ingested} seed task(s) ingested ({report.already_ingested} already "
                   f"there), {report.duplicates} new duplicate(s), {report.annotated} annotated ({report.asked_llm} "
                   f"with the LLM: {report.llm}), {report.decomposed} decomposed")

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from schemas.values import WhichRevision
 from webgym.config.base import ProjectPath, Section
 
 
@@ -13,14 +14,20 @@ class DedupConfig(Section):
     """Exact and near-duplicate task filtering (WebGym's seed merge, OpenWebRL's task filtering)."""
 
     threshold: float = Field(
-        default=0.9, gt=0, le=1,
+        default=0.87, gt=0, le=1,
         description="Cosine similarity (MiniLM sentence embeddings) at or above which two task texts are "
-                    "near-duplicates. Lower drops more paraphrases and more distinct tasks; see benchmarks/dedup.py.")
+                    "near-duplicates, when they also start in the same place and (same_constraints) ask for the same. "
+                    "Lower finds more re-wordings; the constraint check keeps distinct tasks apart. 0.87 merged 91% "
+                    "of the true duplicates of benchmarks/data/dedup_pairs.jsonl and none of its near-misses "
+                    "(0.9: 90%); see benchmarks/dedup.py.")
     same_constraints: bool = Field(
         default=True,
-        description="Near-duplicates must mention the same numbers (dates, prices, counts) and the same kinds of "
-                    "constraint words (cheapest / most expensive, over / under, with / without): embeddings "
-                    "barely see '100 reviews' vs '500 reviews' or 'cheapest' vs 'most expensive', the task does.")
+        description="Near-duplicates must ask for the same (stages/constraints.py): the same numbers (dates, prices, "
+                    "counts, 'five' or 'fifth'), the same kinds of constraint words (cheapest / most expensive, over / "
+                    "under, with / without / other than) and the same content words (entities, months, statuses: "
+                    "'pending' vs 'completed' orders, 'Wendy's' vs 'McDonald's'), typos, acronyms and the site's own "
+                    "name aside. Embeddings barely see these differences; the task does. Tasks must also start in "
+                    "the same place (start URL, else website) whatever this says.")
     eval_sources: list[str] = Field(
         default_factory=list,
         description="Evaluation benchmarks (source names, e.g. [webvoyager, online-mind2web]): every other task "
@@ -118,6 +125,12 @@ class SampleConfig(Section):
 class TasksetConfig(Section):
     """Task-set construction: dedup, annotation, decomposition, split, sampling."""
 
+    revisions: WhichRevision = Field(
+        default="newest",
+        description="Which revision of a source's task the task set uses when a source was ingested again with "
+                    "re-worded or revised records (seed_tasks.revision): newest, first (the benchmark as first "
+                    "published, to compare with published results) or all. Dedup, annotation and the split "
+                    "follow it; tasks of other revisions stay in the tasks table with no split.")
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
     decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)

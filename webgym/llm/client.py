@@ -261,7 +261,7 @@ class LLM:
                 configs = self.config.endpoints.get(purpose) or self.config.default
                 if not configs:
                     raise NoEndpointError(f"no LLM endpoint for purpose {purpose!r}: set llm.endpoints.{purpose} "
-                                          "or llm.default in the profile (configs/local.yaml)")
+                                          "or llm.default in the profile")
                 setting = f"llm.endpoints.{purpose}" if self.config.endpoints.get(purpose) else "llm.default"
                 self._pools[purpose] = EndpointPool(
                     purpose, [Endpoint(c, f"{setting}[{i}]") for i, c in enumerate(configs)])

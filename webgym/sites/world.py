@@ -21,7 +21,6 @@ import yaml
 
 from webgym.config import SitesConfig
 from webgym.sites.checks import HAND_WRITTEN, ReplayLog, SiteProblem, build_site, checked_sites, problem
-from webgym.sites.expr import SpecError
 from webgym.sites.family import Family, load_families
 from webgym.sites.generate import describe_instance, generate_raw, generated_name
 from webgym.sites.site import Site

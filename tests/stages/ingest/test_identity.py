@@ -1,0 +1,108 @@
+"""A seed task's identity: (source, source_id, revision). A known id with the same content is already
+present, with new content it is the next revision; related benchmarks keep their own ids; records
+without ids are named by their file's path under the ingest root and its content hash."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pandas as pd
+
+from stages.ingest import content_key, file_id, seed_tasks_from_files
+from stages.revisions import chosen_revisions
+from tests.stages.ingest import FIXTURES
+
+WEBVOYAGER = FIXTURES / "webvoyager" / "WebVoyager_data.jsonl"
+REVISED = FIXTURES / "webvoyager_revised" / "WebVoyager_data_08312025.jsonl"
+
+
+def ingest(source: str, paths, existing: pd.DataFrame | None = None, root=None):
+    return seed_tasks_from_files(source, [str(p) for p in paths], existing, root=str(root or FIXTURES))
+
+
+def lake_of(*results) -> pd.DataFrame:
+    return pd.concat([r.rows for r in results], ignore_index=True)
+
+
+def test_a_reworded_record_of_a_known_id_is_a_new_revision_linked_to_the_old_one():
+    first = ingest("webvoyager", [WEBVOYAGER])
+    revised = ingest("webvoyager", [REVISED], first.rows)
+    (report,) = revised.files
+    assert (report.read, report.ingested, report.revised, report.present) == (2, 1, 1, 1)
+    (row,) = revised.rows.to_dict("records")
+    assert (row["source_id"], row["revision"], row["previous_revision"]) == ("Cambridge Dictionary--3", 2, 1)
+    assert row["text"] == "Look up the British pronunciation of \u2018zeitgeist\u2019."
+    assert row["reference_answer"] == "/\u02c8tsa\u026at.\u0261a\u026ast/"  # the answer file beside it is joined too
+    lake = lake_of(first, revised)
+    for again in (REVISED, WEBVOYAGER):  # either revision, read again, is already present
+        result = ingest("webvoyager", [again], lake)
+        assert result.rows.empty and result.files[0].present == result.files[0].read - len(result.files[0].bad)
+
+
+def test_the_same_id_with_other_content_is_bad_within_one_file_and_a_revision_across_files(tmp_path):
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    one.write_text('{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://a.com"}\n'
+                   '{"web_name": "A", "id": "A--1", "ques": "two", "web": "https://a.com"}\n'
+                   '{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://a.com"}\n')
+    two.write_text('{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://b.com"}\n')
+    result = ingest("webvoyager", [one, two], root=tmp_path)
+    first, second = result.files
+    assert (first.ingested, first.present) == (1, 1)
+    assert str(first.bad[0]) == f"{one}: line 2: id 'A--1' already used by line 1 for a different task"
+    assert (second.ingested, second.revised) == (1, 1)  # another start URL: a revision
+    assert result.rows[["revision", "start_url"]].values.tolist() == [[1, "https://a.com"], [2, "https://b.com"]]
+
+
+def test_webarena_lite_tasks_are_not_taken_for_the_webarena_tasks_they_revise():
+    webarena = ingest("webarena", [FIXTURES / "webarena_test.raw.json"])
+    lite = ingest("webarena-lite", [FIXTURES / "webarena_lite.raw.json"], webarena.rows)
+    assert lite.files[0].ingested == 3 and lite.files[0].present == 0
+    assert set(lite.rows["source"]) == {"webarena-lite"} and (lite.rows["revision"] == 1).all()
+
+
+def test_records_without_ids_are_named_by_their_path_under_the_root_and_the_files_hash(tmp_path):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(FIXTURES / "agentsynth_task_sequences.jsonl", tmp_path / folder / "tasks.jsonl")
+    edited = tmp_path / "b" / "tasks.jsonl"
+    edited.write_text(edited.read_text().replace("official trailer", "first trailer"))
+    first = ingest("agentsynth", [tmp_path / "a" / "tasks.jsonl"], root=tmp_path)
+    (source_id,) = first.rows["source_id"]
+    assert re.fullmatch(r"a/tasks\.jsonl@[0-9a-f]{12}:1", source_id)
+    assert source_id == f"{file_id(str(tmp_path / 'a' / 'tasks.jsonl'), str(tmp_path))}:1"
+    second = ingest("agentsynth", [edited], first.rows, root=tmp_path)
+    assert second.files[0].ingested == 1 and second.rows["source_id"].iloc[0].startswith("b/tasks.jsonl@")
+    assert ingest("agentsynth", [tmp_path / "a" / "tasks.jsonl"], lake_of(first, second), root=tmp_path).rows.empty
+
+
+def test_array_records_without_ids_are_named_by_their_position():
+    rows = ingest("insta", [FIXTURES / "insta_v3.parquet"]).rows
+    assert [re.sub("@[0-9a-f]{12}", "", i) for i in rows["source_id"]] == [
+        "insta_v3.parquet#1", "insta_v3.parquet#2", "insta_v3.parquet#4"]
+
+
+def test_content_is_text_start_url_evaluation_and_answer_whatever_the_key_order():
+    row = {"text": "t", "start_url": "u", "evaluation": '{"a": 1, "b": 2}', "reference_answer": "r"}
+    assert content_key(row) == content_key({**row, "evaluation": '{"b": 2, "a": 1}', "website": "other"})
+    for column, value in (("text", "t2"), ("start_url", "u2"), ("evaluation", '{"a": 2}'), ("reference_answer", None)):
+        assert content_key(row) != content_key({**row, column: value})
+
+
+def _revisions() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"task_id": "a1", "parent_task_id": None, "source": "s", "source_id": "a", "revision": None},
+        {"task_id": "a2", "parent_task_id": None, "source": "s", "source_id": "a", "revision": 2},
+        {"task_id": "a1.0", "parent_task_id": "a1", "source": "s", "source_id": "a", "revision": None},
+        {"task_id": "a2.0", "parent_task_id": "a2", "source": "s", "source_id": "a", "revision": 2},
+        {"task_id": "b1", "parent_task_id": None, "source": "s", "source_id": "b", "revision": 1},
+        {"task_id": "c1", "parent_task_id": None, "source": "t", "source_id": "a", "revision": 1}])
+
+
+def test_the_task_set_uses_the_newest_revision_unless_told_otherwise():
+    tasks = _revisions()
+    assert chosen_revisions(tasks)["task_id"].tolist() == ["a2", "a2.0", "b1", "c1"]
+    assert chosen_revisions(tasks, "first")["task_id"].tolist() == ["a1", "a1.0", "b1", "c1"]
+    assert chosen_revisions(tasks, "all")["task_id"].tolist() == tasks["task_id"].tolist()
+    seeds = tasks[tasks["parent_task_id"].isna()].drop(columns=["task_id", "parent_task_id"])
+    assert chosen_revisions(seeds)["revision"].tolist() == [2, 1, 1]

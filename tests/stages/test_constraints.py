@@ -1,0 +1,77 @@
+"""What a task text asks for: numbers, constraint kinds, content words; when two texts agree."""
+
+from __future__ import annotations
+
+import pytest
+
+from stages.constraints import agree, constraints_of, site_words, start_key
+
+
+def agrees(a: str, b: str, website: str | None = None) -> bool:
+    return agree(constraints_of(a), constraints_of(b), site_words(website, None))
+
+
+def test_numbers_are_values_and_number_words_and_ordinals_count():
+    assert constraints_of("Budget $1,400 for 3 days on 2022-03-13").numbers == ("13", "1400", "2022", "3", "3")
+    assert constraints_of("top five repos").numbers == constraints_of("top 5 repos").numbers == ("5",)
+    assert constraints_of("the second most orders").numbers == ("2",)
+    assert constraints_of("4.0 stars, 1st January").numbers == ("1", "4")
+    assert constraints_of("open one of the Xbox One listings").numbers == ()  # 'one' is no number
+
+
+def test_constraint_kinds_agree_across_wordings():
+    assert constraints_of("recipes with over 100 reviews").kinds == constraints_of("recipes with more than 100 "
+                                                                                  "reviews").kinds == {"more"}
+    assert constraints_of("at least 4 stars").kinds == constraints_of("4+ stars").kinds == {"more"}
+    assert constraints_of("a minimum of 50 reviews").kinds == {"more"}
+    assert constraints_of("the cheapest hotel").kinds != constraints_of("the most expensive hotel").kinds
+    assert constraints_of("colleges other than the ones in Pittsburgh").kinds == {"not"}
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Get the total payment amount of the last 5 pending orders",
+     "Get the total payment amount of the last 5 completed orders"),
+    ("Find a frozen vegetarian pizza under $10 on target.com", "Find a frozen vegan pizza under $10 on target.com"),
+    ("I am at CMU Pittsburgh, how long it takes to drive to the nearest wendys",
+     "I am at CMU Pittsburgh, how long it takes to drive to the nearest Mcdonald's"),
+    ("How much I spent on food shopping during from mid Jan to the end Jan 2023",
+     "How much I spent on food-related shopping during March 2023"),
+    ("Add a white desk to my wish list.", "Add a white computer desk to my wish list."),
+    ("Find a pair of men's running shoes in black, size 7, under $50",
+     "Find a pair of men's running shoes in black, size 7 extra wide, under $50"),
+    ("Find the page of the colleges where The Chair was filmed in Pittsburgh",
+     "Find the page of the colleges where The Chair was filmed other than the ones in Pittsburgh"),
+    ("Check the status of train S92 for any disruptions", "Check the status of bus S92 for any disruptions"),
+    ("Open my latest created issue that has dependency in its title",
+     "Open my latest updated issue that has dependency in its title"),
+])
+def test_different_tasks_that_read_alike_do_not_agree(a, b):
+    assert not agrees(a, b)
+
+
+@pytest.mark.parametrize(("a", "b", "website"), [
+    ("Find technical specs for the latest Macbook Air on apple", "Find technical specs for the latest Macbook Air on "
+                                                                 "Apple.", "apple.com"),
+    ("Find me the cheapest external HD for an Xbox One on gamestop.",
+     "Find me the cheapest external Hard Drive for an Xbox One on GameStop.", "gamestop.com"),
+    ("Show me the options for a roundtrip leaving from las vegas on flexile dates on united",
+     "Show me the options for a roundtrip leaving from Las Vegas on flexible dates on united.", "united.com"),
+    ("Check the current standings for MLS on foxsports", "Check the current standings for MLS on Fox Sports.",
+     "foxsports.com"),
+    ("Find information about what I should do when I lose an item on a bus",
+     "Find out what to do when I lose an item on a bus", None),
+    ("Search for job in Miami Florida in Human resources", "Search for a job in Miami, Florida, in Human Resources",
+     None),
+    ("Please book the cheapest hotel in Lisbon for 3 nights.", "Could you reserve the cheapest hotel in Lisbon for 3 "
+                                                               "nights for me?", None),
+])
+def test_rewordings_of_one_task_agree(a, b, website):
+    assert agrees(a, b, website)
+
+
+def test_start_keys_ignore_scheme_www_query_and_a_final_slash():
+    assert start_key("https://www.amazon.com/") == start_key("http://amazon.com/?language=en_US&currency=USD")
+    assert start_key("__SHOPPING__/a.html") != start_key("__SHOPPING__/b.html")
+    assert start_key("__SHOPPING__/a.html |AND| __SHOPPING__/b.html") == start_key("__SHOPPING__/b.html |AND| "
+                                                                                     "__SHOPPING__/a.html")
+    assert start_key(None) is None and start_key(" ") is None
