@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pandas as pd
 from prefect import flow, get_run_logger, task
@@ -22,12 +23,13 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
 from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
-from stages.decompose import new_decomposed_tasks
+from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
 from stages.ingest import FileReport, files_by_source, seed_tasks_from_files, seed_tasks_from_records
 from stages.ingest.read import Record
 from stages.revisions import chosen_revisions
 from stages.split import assigned_splits, split_counts
+from stages.stale import flagged_stale, refreshed_seeds, stale_summary
 from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
 from webgym.lake import Lake
@@ -61,6 +63,9 @@ class AnnotateReport:
     asked_llm: int = 0
     bad: list[BadTask] = field(default_factory=list)
     llm: str = "no LLM calls"
+    stale: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Pending seed tasks per source that were stale as of stale_as_of: flagged, and dropped or rewritten."""
+    stale_as_of: str = ""
 
 
 @dataclass
@@ -75,6 +80,10 @@ class TasksetReport:
     asked_llm: int = 0
     """Seed tasks that needed an LLM annotation (each one structured call, retries aside)."""
     decomposed: int = 0
+    decomposed_written: dict[str, int] = field(default_factory=dict)
+    """Decomposed tasks added, by who wrote their text: llm, template."""
+    decompose_problems: list[str] = field(default_factory=list)
+    """Decomposed tasks whose LLM text failed (kept with the template text), with why."""
     bad_records: list[str] = field(default_factory=list)
     """'<file>:<line>: reason' (ingest) and '<source>/<source_id>: reason' (annotate); retried next build."""
     splits: dict[str, int] = field(default_factory=dict)
@@ -82,6 +91,13 @@ class TasksetReport:
     test_websites: int = 0
     """Distinct websites of the test split."""
     llm: str = "no LLM calls"
+    """The annotation's (and stale rewrites') LLM calls."""
+    stale: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Seed tasks annotated now that were stale, per source: flagged, and dropped or rewritten."""
+    stale_as_of: str = ""
+    """The date staleness was judged on, and what was done: e.g. '2026-11-24, keep'."""
+    decompose_llm: str = "no LLM calls"
+    """The decomposed texts' LLM calls."""
 
 
 def _seed_identities(lake: Lake) -> pd.DataFrame:
@@ -101,7 +117,7 @@ def ingest_inputs(config: Config, inputs: list[str], source: str = "auto", colum
     results = {name: seed_tasks_from_files(name, files, existing, column_map, encoding, root)
                for name, files in files_by_source(inputs, source, encoding).items()}
     for name, result in results.items():
-        lake.write_table("seed_tasks", result.rows, run_id=f"ingest-{name}")
+        lake.write_table("seed_tasks", flagged_stale(result.rows, config.taskset.stale.day()), run_id=f"ingest-{name}")
     return [report for result in results.values() for report in result.files]
 
 
@@ -116,7 +132,7 @@ def ingest_synthetic_sites(config: Config) -> list[FileReport]:
     goals = [Record(source, line, record) for line, record in enumerate(task_records(list(world.sites.values())), 1)]
     lake = Lake(config.lake.data_dir)
     result = seed_tasks_from_records("synthetic", {source: goals}, _seed_identities(lake))
-    lake.write_table("seed_tasks", result.rows, run_id="ingest-synthetic")
+    lake.write_table("seed_tasks", flagged_stale(result.rows, config.taskset.stale.day()), run_id="ingest-synthetic")
     return result.files
 
 
@@ -139,20 +155,31 @@ def find_duplicates(config: Config) -> DedupReport:
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
 def annotate_seeds(config: Config) -> AnnotateReport:
     """Annotate every pending seed task into the tasks table, a part per taskset.annotate.batch_size
-    tasks (LLM calls where a source lacks something); bad records are logged and reported, and the
-    next run tries them again."""
-    settings = config.taskset.annotate
+    tasks (LLM calls where a source lacks something); stale ones (checked again as of
+    taskset.stale.as_of) are kept flagged, left out, or first rewritten to a future date, as
+    taskset.stale.handle says. Bad records are logged and reported, and the next run tries them again."""
+    settings, stale, day = config.taskset.annotate, config.taskset.stale, config.taskset.stale.day()
     lake = Lake(config.lake.data_dir)
     seeds = chosen_revisions(lake.read_table("seed_tasks"), config.taskset.revisions)
     kept = without_duplicates(seeds, lake.read_table("duplicates", columns=["source", "source_id", "revision"]))
-    todo = pending_seeds(kept, lake.read_table("tasks", columns=["task_id"]))
-    report = AnnotateReport(pending=len(todo))
-    llm = LLM(config.llm, lake, run_id="annotate") if asks_llm(todo) else None
+    todo = flagged_stale(pending_seeds(kept, lake.read_table("tasks", columns=["task_id"])), day)
+    report = AnnotateReport(pending=len(todo), stale=stale_summary(todo, stale.handle),
+                            stale_as_of=f"{day.isoformat()}, {stale.handle}")
+    todo = todo[todo["stale_phrase"].isna()] if stale.handle == "drop" else todo
+    purposes = ([settings.purpose] if asks_llm(todo) else []) + (
+        [stale.purpose] if stale.handle == "rewrite" and todo["stale_phrase"].notna().any() else [])
+    llm = LLM(config.llm, lake, run_id="annotate") if purposes else None
     try:
         if llm:
-            llm.require(settings.purpose)
+            llm.require(*purposes)
         for start in range(0, len(todo), settings.batch_size):
-            result = annotated_tasks(todo.iloc[start:start + settings.batch_size], llm, settings)
+            batch = todo.iloc[start:start + settings.batch_size]
+            if stale.purpose in purposes:
+                refreshed = refreshed_seeds(batch, llm, stale, day)
+                batch, report.bad = refreshed.rows, report.bad + refreshed.bad
+                for source, count in refreshed.by_source.items():
+                    report.stale[source]["rewritten"] = report.stale[source].get("rewritten", 0) + count
+            result = annotated_tasks(batch, llm, settings)
             lake.write_table("tasks", result.rows, run_id="annotate")
             report.annotated += len(result.rows)
             report.asked_llm += result.asked
@@ -175,17 +202,33 @@ class DecomposeReport:
     """Decomposed tasks the table held before."""
     parents: int
     """Tasks the added ones were decomposed from."""
+    written: dict[str, int] = field(default_factory=dict)
+    """Added tasks by who wrote their text: llm, template."""
+    problems: list[str] = field(default_factory=list)
+    """Tasks whose LLM text failed (they keep the template text), with why."""
+    llm: str = "no LLM calls"
 
 
 @task(cache_policy=NO_CACHE)
 def decompose_tasks(config: Config) -> DecomposeReport:
-    """Add the decomposed tasks (WebGym Algorithm 1, template texts) of tasks not decomposed yet."""
+    """Add the decomposed tasks (WebGym Algorithm 1) of tasks not decomposed yet; their texts are written
+    by the LLM when an endpoint serves taskset.decompose.purpose (appendix E.6), else by the template."""
+    settings = config.taskset.decompose
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
-    children = new_decomposed_tasks(tasks, config.taskset.decompose)
+    llm = LLM(config.llm, lake, run_id="decompose") if config.llm.served(settings.purpose) else None
+    writer = LLMTextWriter(llm, settings) if llm else None
+    try:
+        children = new_decomposed_tasks(tasks, settings, writer)
+    finally:
+        if llm:
+            llm.close()
     lake.write_table("tasks", children, run_id="decompose")
+    for problem in writer.problems if writer else []:
+        log.warning("%s", problem)
     return DecomposeReport(len(children), int(tasks["parent_task_id"].notna().sum()),
-                           int(children["parent_task_id"].nunique()))
+                           int(children["parent_task_id"].nunique()), children["text_writer"].value_counts().to_dict(),
+                           writer.problems if writer else [], str(llm.ledger.totals) if llm else "no LLM calls")
 
 
 @task(cache_policy=NO_CACHE)
@@ -202,10 +245,12 @@ def split_task_set(config: Config) -> tuple[dict[str, int], int]:
     return split_counts(tasks)
 
 
-def _with_test_websites(config: Config, test_websites: int | None) -> Config:
-    """The profile with taskset.split.test_websites replaced (None keeps it)."""
+def _with_parameters(config: Config, test_websites: int | None, stale: str | None, as_of: str | None) -> Config:
+    """The profile with taskset.split.test_websites, taskset.stale.handle and .as_of replaced (None keeps each)."""
     split = replaced(config.taskset.split, test_websites=test_websites)
-    return config.model_copy(update={"taskset": config.taskset.model_copy(update={"split": split})})
+    stale_settings = replaced(config.taskset.stale, handle=stale, as_of=as_of)
+    return config.model_copy(update={"taskset": config.taskset.model_copy(update={"split": split,
+                                                                                  "stale": stale_settings})})
 
 
 def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: AnnotateReport, decomposed: DecomposeReport,
@@ -214,21 +259,24 @@ def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: Annot
     return TasksetReport(
         ingested=sum(f.ingested for f in files), already_ingested=sum(f.present for f in files),
         duplicates=dedup.new, annotated=annotated.annotated, asked_llm=annotated.asked_llm,
-        decomposed=decomposed.added,
+        decomposed=decomposed.added, decomposed_written=decomposed.written, decompose_problems=decomposed.problems,
+        decompose_llm=decomposed.llm,
         bad_records=[str(b) for f in files for b in f.bad] + [str(b) for b in annotated.bad],
-        splits=split[0], test_websites=split[1], llm=annotated.llm)
+        splits=split[0], test_websites=split[1], llm=annotated.llm, stale=annotated.stale,
+        stale_as_of=annotated.stale_as_of)
 
 
 @flow(name="build_taskset")
 def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_map: dict[str, str] | None = None,
-                  test_websites: int | None = None, config_path: str | None = None, data_dir: str | None = None,
+                  test_websites: int | None = None, stale: Literal["keep", "drop", "rewrite"] | None = None,
+                  as_of: str | None = None, config_path: str | None = None, data_dir: str | None = None,
                   encoding: str | None = None, root: str | None = None) -> TasksetReport:
     """Build the task set from `inputs` (benchmark task files read by the `source` adapter, `auto` to
     detect; `column_map` for the generic one; `encoding` for files that are not UTF-8; `root`, the
     ingest root that ids of records without one are relative to), or, without inputs, from the
-    shipped synthetic sites. `test_websites` overrides taskset.split.test_websites; unset parameters
-    come from the profile."""
-    config = _with_test_websites(load_config(config_path, data_dir), test_websites)
+    shipped synthetic sites. `test_websites` overrides taskset.split.test_websites, `stale` and
+    `as_of` (YYYY-MM-DD) taskset.stale.handle and .as_of; unset parameters come from the profile."""
+    config = _with_parameters(load_config(config_path, data_dir), test_websites, stale, as_of)
     lake_root = config.lake.data_dir
     recover_lake(lake_root)
     files = ingest_inputs(config, inputs, source, column_map, encoding, root) if inputs else \
@@ -245,4 +293,6 @@ def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_
     report = taskset_report(files, duplicates, annotated, decomposed, split)
     for bad in report.bad_records:
         get_run_logger().warning("bad record: %s", bad)
+    for problem in report.decompose_problems:
+        get_run_logger().warning("%s", problem)
     return report

@@ -35,7 +35,7 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     lake = Lake(config.lake.data_dir)
     wanted = ds.field("trajectory_id").isin(trajectory_ids)
     trajectories = lake.read_table("trajectories", filter=wanted)
-    verdicts = query(lake, "SELECT trajectory_id, success FROM verdicts", tuple(config.judge.priority))
+    verdicts = query(lake, "SELECT trajectory_id, success FROM verdicts", config.judge)
     evaluation = evaluation_id(config.policy.kind, trajectories["task_id"].tolist())
     rows = evaluation_rows(trajectories, verdicts, lake.read_table("tasks"), evaluation, dt.datetime.now(dt.UTC))
     present = set(lake.read_table("evals", columns=["trajectory_id"], filter=wanted)["trajectory_id"])

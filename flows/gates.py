@@ -8,7 +8,7 @@ from pathlib import Path
 from prefect import task
 
 from webgym import quality, warehouse
-from webgym.config import ConfigError
+from webgym.config import ConfigError, JudgeConfig
 from webgym.lake import Lake
 
 
@@ -30,6 +30,6 @@ def quality_gate(data_root: str, tables: list[str] | None = None) -> None:
 
 
 @task
-def build_warehouse(data_root: str, path: str, judge_priority: list[str]) -> str:
-    """Rewrite warehouse.duckdb so external SQL tools see the lake (verdicts ranked by judge_priority)."""
-    return str(warehouse.build(Lake(data_root), Path(path), tuple(judge_priority)))
+def build_warehouse(data_root: str, path: str, judge: JudgeConfig) -> str:
+    """Rewrite warehouse.duckdb so external SQL tools see the lake (verdicts by the profile's judge block)."""
+    return str(warehouse.build(Lake(data_root), Path(path), judge))

@@ -1,4 +1,5 @@
-"""The judge flow: judge every unjudged trajectory of an iteration, then gate on data quality.
+"""The judge flow: judge every unjudged trajectory of an iteration, list the websites the evidence shows
+blocking agents, then gate on data quality.
 
 Resumable: judgments are journaled per trajectory, and a rerun (or a retry of the task) skips
 (trajectory, judge) pairs already judged; the LLM cache answers what was asked before.
@@ -6,11 +7,17 @@ Resumable: judgments are journaled per trajectory, and a rerun (or a retry of th
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
+
+import pyarrow as pa
 import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
+from stages.blocklist import (TRAJECTORY_COLUMNS, block_evidence, cleared_blocklist, listed_websites,
+                              updated_blocklist)
 from stages.judge.run import STEP_COLUMNS, JudgeSummary, judge_episodes, plan_judges
 from webgym.config import Config, load_config
 from webgym.lake import Lake
@@ -20,9 +27,8 @@ from webgym.llm.client import LLM
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
 def judge_iteration(config: Config, iteration: int, judges: list[str] | None = None,
                     rejudge: bool = False) -> JudgeSummary:
-    """Judge the iteration's trajectories into the judgments table (blocked websites into the
-    blocklist), journaled trajectory by trajectory; `judges` runs only those, LLM judges even where a
-    rule already decided. LLM calls, resumable."""
+    """Judge the iteration's trajectories into the judgments table, journaled trajectory by trajectory;
+    `judges` runs only those, LLM judges even where a rule already decided. LLM calls, resumable."""
     lake = Lake(config.lake.data_dir)
     plan = plan_judges(config, judges)
     trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
@@ -30,20 +36,48 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
     tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
     steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=mine)
     judgments = lake.read_table("judgments", columns=["trajectory_id", "judge", "status"], filter=mine)
-    blocklist = lake.read_table("blocklist", columns=["website"])
     llm = LLM(config.llm, lake, run_id=f"judge-{iteration}") if plan.purposes else None
     try:
         if llm:
             llm.require(*plan.purposes)
         with lake.stream(f"judge-{iteration}", batch_rows=config.lake.journal_batch_rows) as writer:
-            summary = judge_episodes(iteration, trajectories, tasks, steps, judgments, blocklist, plan, llm,
-                                     config.judge, writer.append, force_llm=bool(judges), rejudge=rejudge)
+            summary = judge_episodes(iteration, trajectories, tasks, steps, judgments, plan, llm, config.judge,
+                                     writer.append, force_llm=bool(judges), rejudge=rejudge)
     finally:
         if llm:
             llm.close()
     if llm:
         summary.llm = str(llm.ledger.totals)
     return summary
+
+
+@task(cache_policy=NO_CACHE)
+def list_blocked_websites(config: Config) -> list[str]:
+    """List the websites whose evidence (blocked episodes from env.block_after tasks, env.unreachable_after
+    failed starts; stages/blocklist.py) now suffices; the websites newly listed."""
+    lake = Lake(config.lake.data_dir)
+    flagged = lake.read_table("judgments", columns=["trajectory_id", "judge", "rationale", "blocked"],
+                              filter=ds.field("blocked"))
+    episodes = lake.read_table("trajectories", columns=TRAJECTORY_COLUMNS, filter=(
+        ds.field("termination").isin(["blocked", "navigation_failed"])
+        | ds.field("trajectory_id").isin(pa.array(flagged["trajectory_id"].tolist(), pa.string()))))
+    task_ids = pa.array(episodes["task_id"].unique().tolist(), pa.string())
+    tasks = lake.read_table("tasks", columns=["task_id", "source", "website", "start_url"],
+                            filter=ds.field("task_id").isin(task_ids))
+    blocklist = lake.read_table("blocklist")
+    updated = updated_blocklist(blocklist, block_evidence(episodes, flagged, tasks), config.env.block_after,
+                                config.env.unreachable_after, dt.datetime.now(dt.UTC))
+    if updated is not blocklist:
+        lake.replace_table("blocklist", updated, run_id="blocklist")
+    return sorted(listed_websites(updated) - listed_websites(blocklist))
+
+
+@task(cache_policy=NO_CACHE)
+def unblock_websites(config: Config, websites: list[str]) -> None:
+    """Clear listed websites (KeyError names one that is not listed); their earlier evidence no longer counts."""
+    lake = Lake(config.lake.data_dir)
+    lake.replace_table("blocklist", cleared_blocklist(lake.read_table("blocklist"), websites, dt.datetime.now(dt.UTC)),
+                       run_id="unblock")
 
 
 @flow(name="judge")
@@ -55,5 +89,6 @@ def judge(iteration: int, judges: list[str] | None = None, rejudge: bool = False
     plan_judges(config, judges)  # a misconfigured judge fails here, before any work
     recover_lake(config.lake.data_dir)
     summary = judge_iteration(config, iteration, judges, rejudge)
+    listed = list_blocked_websites(config)
     quality_gate(config.lake.data_dir, ["judgments", "blocklist"])
-    return summary
+    return dataclasses.replace(summary, listed=listed)

@@ -103,8 +103,7 @@ def next_plan(config: Config) -> IterationPlan:
 @task(cache_policy=NO_CACHE)
 def episodes_success(config: Config, trajectory_ids: list[str]) -> float | None:
     """Success rate of these episodes by their verdicts (None when none is judged)."""
-    verdicts = query(Lake(config.lake.data_dir), "SELECT trajectory_id, success FROM verdicts",
-                     tuple(config.judge.priority))
+    verdicts = query(Lake(config.lake.data_dir), "SELECT trajectory_id, success FROM verdicts", config.judge)
     return rollout_success(verdicts, trajectory_ids)
 
 
@@ -174,5 +173,5 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
                          data_dir=root)
     done = [run_iteration(config, next_plan(config), config_path) for _ in range(rounds)]
     quality_gate(root)
-    warehouse = build_warehouse(root, config.warehouse.path, config.judge.priority)
+    warehouse = build_warehouse(root, config.warehouse.path, config.judge)
     return NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)

@@ -1,4 +1,5 @@
-"""The rollout flow: draw tasks, shard their episodes across the task runner, check the tables.
+"""The rollout flow: draw tasks, shard their episodes across the task runner, list the websites the
+evidence shows blocking agents (or unreachable), check the tables.
 
 Each shard is one task that starts its own browser, site server and policy (webgym/rollout/runner.py),
 so the same code runs in threads here and in Dask or Ray workers on a cluster. Rerunning an
@@ -16,8 +17,10 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate
+from flows.judge import list_blocked_websites
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
+from stages.blocklist import listed_websites
 from stages.sample import batch_seed, evaluation_batch, training_batch
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
@@ -53,7 +56,7 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int) -> lis
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
     if split == "train":
-        blocked = lake.read_table("blocklist", columns=["website"])["website"]
+        blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
         return training_batch(tasks, size or len(tasks), config.taskset.sample.ratio, seed, blocked)["task_id"].tolist()
     return evaluation_batch(tasks, size, seed)["task_id"].tolist()
 
@@ -106,6 +109,7 @@ def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size:
                                      for task_id in ids for sample in range(config.rollout.group_size)])
     for future in futures:
         report.add(future.result())
+    list_blocked_websites(config)
     quality_gate(config.lake.data_dir, ["trajectories", "steps", "blocklist"])
     return report
 

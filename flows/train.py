@@ -44,7 +44,7 @@ def acceptance(config: Config, iteration: int) -> Acceptance:
     """What accept selects for `iteration` from the lake as it is now (nothing written): the driver of
     the accept stage that `select_steps`, the nightly's dynamic sampling and `webgym export-samples` share."""
     lake = Lake(config.lake.data_dir)
-    verdicts = query(lake, "SELECT * FROM verdicts", tuple(config.judge.priority))
+    verdicts = query(lake, "SELECT * FROM verdicts", config.judge)
     return accept(verdicts, lake.read_table("trajectories"), lake.read_table("steps", columns=STEP_COLUMNS),
                   lake.read_table("tasks", columns=["task_id", "split", "website"]), iteration, config.accept)
 

@@ -23,6 +23,11 @@ class SeedTask(BaseModel):
     domain: str | None = Field(default=None, description="Domain given by the source.")
     subdomain: str | None = Field(default=None, description="Subdomain given by the source.")
     source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
+    stale_phrase: str | None = Field(
+        default=None, description="The date (or time anchored to a year) in the text that had passed on stale_as_of, "
+                                  "for a task that plans something then (stages/stale.py); null when none did.")
+    stale_as_of: dt.datetime | None = Field(
+        default=None, description="The 'as of' date the staleness check used (taskset.stale.as_of); null: unchecked.")
     source_file: str | None = Field(default=None, description="File the record was read from.")
     source_line: int | None = Field(default=None, description="1-based line the record starts on (null in "
                                                                "Parquet files).")

@@ -132,6 +132,8 @@ class TableSchema:
 
     def _column(self, frame: pd.DataFrame, f: pa.Field) -> pa.Array:
         values = frame[f.name]
+        if values.isna().all():  # e.g. a column a stage left out of its row dicts: NaN floats, whatever its type
+            return pa.nulls(len(values), type=f.type)
         try:
             return pa.array(values, type=f.type, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):

@@ -13,17 +13,21 @@ from schemas.rubric import Rubric
 from schemas.table import TableSchema
 
 TAXONOMY: dict[str, tuple[str, ...]] = {
-    "Shopping": ("General Merchandise", "Electronics & Tech", "Fashion & Beauty", "Home & Garden"),
-    "Travel": ("Flights", "Lodging", "Ground Transportation", "Trip Planning & Attractions"),
-    "Entertainment": ("Movies & TV", "Music", "Games & Sports", "Live Shows & Performances"),
-    "Lifestyle & Leisure": ("Food & Dining", "Health & Fitness", "Hobbies & Crafts", "Communication & Social"),
-    "Education & Research": ("Academic Research", "Courses & Learning", "Science & Technology", "News & Reference"),
-    "Work & Finance": ("Jobs & Careers", "Banking & Finance", "Real Estate", "Government & Legal"),
+    "Lifestyle & Leisure": ("Sports & Fitness", "Health & Medicine", "Shopping", "Food & Cooking",
+                            "Pets & Animal Welfare", "Fashion & Beauty", "Hobbies & DIY"),
+    "Career & Education": ("Jobs & Career", "Education & Learning"),
+    "Science & Research": ("Technology & Science", "Research & Academia"),
+    "Entertainment": ("Music", "Books & Reading", "Films & TV Shows", "Live Shows & Performances",
+                      "Gaming & Virtual Worlds"),
+    "Travel & Transportation": ("Outdoor & Recreation", "Ticketed Activities", "Travel & Accommodation"),
+    "Misc.": ("News", "General Info.", "Real Estate", "Finance & Investment", "Legal & Government Services"),
 }
-"""The task domains and subdomains (tasks.domain, tasks.subdomain) in the shape of the Mind2Web-2
-taxonomy WebGym reports (6 domains, 24 subdomains). Mind2Web-2 publishes its labels only in a chart,
-which is not available here, so these labels are ours; they are defined only here (the annotate
-prompt, its answer check and the statistics read them), so replacing them is a one-place edit."""
+"""The task domains and subdomains (tasks.domain, tasks.subdomain): the Mind2Web-2 taxonomy WebGym uses
+(6 domains, 24 subdomains), labels as Mind2Web-2 publishes them. Source: the domain chart of the
+Mind2Web-2 project page, github.com/OSU-NLP-Group/Mind2Web-2, branch gh-page,
+static/js/domain-sunburst.js (commit 84feaa3, 2025-07-03: `domainData`, with the 130 tasks' counts per
+subdomain); the paper's figure 1 shows the same six domains. Defined only here: the annotate prompt,
+its answer check and the statistics read it."""
 
 
 class Task(BaseModel):
@@ -34,10 +38,21 @@ class Task(BaseModel):
     source: str = Field(description="Source benchmark (seed_tasks.source).")
     source_id: str = Field(description="Id in the source (seed_tasks.source_id).")
     text: str = Field(description="Instruction shown to the agent.")
+    text_writer: Literal["source", "template", "llm"] | None = Field(
+        default=None, description="Who wrote `text`: source (the benchmark's own words), template (a decomposed "
+                                  "task without an LLM, or after a bad answer) or llm (a decomposed task written by "
+                                  "the LLM, or a stale task's date moved by it: then original_text holds the source's).")
+    original_text: str | None = Field(
+        default=None, description="The source's text when the LLM rewrote a stale task's date; null otherwise.")
+    stale_phrase: str | None = Field(
+        default=None, description="The date (or time anchored to a year) in the source's text that had passed on "
+                                  "stale_as_of, for a task that plans something then; null when none did.")
+    stale_as_of: dt.datetime | None = Field(
+        default=None, description="The 'as of' date the staleness check used (taskset.stale.as_of); null: unchecked.")
     website: str | None = Field(default=None, description="Host name of the target website.")
     start_url: str | None = Field(default=None, description="URL the episode starts from.")
-    domain: str | None = Field(default=None, description="One of the 6 domains of TAXONOMY (Mind2Web-2's shape).")
-    subdomain: str | None = Field(default=None, description="One of the domain's 4 subdomains in TAXONOMY (24 in all).")
+    domain: str | None = Field(default=None, description="One of the 6 domains of TAXONOMY (Mind2Web-2's taxonomy).")
+    subdomain: str | None = Field(default=None, description="One of the domain's subdomains in TAXONOMY (24 in all).")
     difficulty: int | None = Field(default=None, ge=1, description="Number of facts in the rubric.")
     source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
     split: Literal["train", "test"] | None = Field(default=None, description="OOD split, set by the split stage.")

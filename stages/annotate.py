@@ -43,23 +43,40 @@ NO_LLM_SOURCES = ("synthetic",)
 SUBDOMAINS = {sub: domain for domain, subs in TAXONOMY.items() for sub in subs}
 
 SOURCE_LABELS: dict[str, tuple[str, str | None]] = {
-    # the synthetic sites' own labels (webgym/sites/specs: domain, subdomain)
-    "shopping": ("Shopping", "General Merchandise"), "homeware": ("Shopping", "Home & Garden"),
-    "electronics": ("Shopping", "Electronics & Tech"), "travel": ("Travel", "Trip Planning & Attractions"),
-    "flights": ("Travel", "Flights"), "trains": ("Travel", "Ground Transportation"),
-    "email": ("Lifestyle & Leisure", "Communication & Social"),
-    "social": ("Lifestyle & Leisure", "Communication & Social"),
-    "hobby forum": ("Lifestyle & Leisure", "Hobbies & Crafts"),
-    "developer community": ("Education & Research", "Science & Technology"),
-    "food": ("Lifestyle & Leisure", "Food & Dining"), "recipes": ("Lifestyle & Leisure", "Food & Dining"),
-    "plant-based recipes": ("Lifestyle & Leisure", "Food & Dining"),
-    "information": ("Education & Research", "News & Reference"),
-    "account": ("Work & Finance", "Banking & Finance"),
-    "banking settings": ("Work & Finance", "Banking & Finance"),
-    "subscription settings": ("Work & Finance", "Banking & Finance"),
+    # the synthetic site families' labels (webgym/sites/families, words/), written before the real taxonomy
+    "general merchandise": ("Lifestyle & Leisure", "Shopping"), "home & garden": ("Lifestyle & Leisure", "Shopping"),
+    "electronics & tech": ("Lifestyle & Leisure", "Shopping"),
+    "health & fitness": ("Lifestyle & Leisure", "Health & Medicine"),
+    "hobbies & crafts": ("Lifestyle & Leisure", "Hobbies & DIY"),
+    "food & dining": ("Lifestyle & Leisure", "Food & Cooking"),
+    "communication & social": ("Misc.", "General Info."),
+    "movies & tv": ("Entertainment", "Films & TV Shows"),
+    "games & sports": ("Entertainment", "Gaming & Virtual Worlds"),
+    "flights": ("Travel & Transportation", "Travel & Accommodation"),
+    "ground transportation": ("Travel & Transportation", "Travel & Accommodation"),
+    "lodging": ("Travel & Transportation", "Travel & Accommodation"),
+    "trip planning & attractions": ("Travel & Transportation", "Outdoor & Recreation"),
+    "jobs & careers": ("Career & Education", "Jobs & Career"),
+    "science & technology": ("Science & Research", "Technology & Science"),
+    "news & reference": ("Misc.", "News"), "banking & finance": ("Misc.", "Finance & Investment"),
+    "travel": ("Travel & Transportation", None), "education & research": ("Science & Research", None),
+    "work & finance": ("Misc.", None),
+    # the hand-written sites' labels (webgym/sites/specs: domain, subdomain)
+    "homeware": ("Lifestyle & Leisure", "Shopping"), "electronics": ("Lifestyle & Leisure", "Shopping"),
+    "trains": ("Travel & Transportation", "Travel & Accommodation"),
+    "email": ("Misc.", "General Info."), "social": ("Misc.", "General Info."),
+    "personal mail": ("Misc.", "General Info."), "work mail": ("Misc.", "General Info."),
+    "hobby forum": ("Lifestyle & Leisure", "Hobbies & DIY"),
+    "developer community": ("Science & Research", "Technology & Science"),
+    "food": ("Lifestyle & Leisure", "Food & Cooking"), "recipes": ("Lifestyle & Leisure", "Food & Cooking"),
+    "plant-based recipes": ("Lifestyle & Leisure", "Food & Cooking"),
+    "information": ("Misc.", "General Info."),
+    "account": ("Misc.", "Finance & Investment"), "banking settings": ("Misc.", "Finance & Investment"),
+    "subscription settings": ("Misc.", "Finance & Investment"),
 }
-"""Source labels that are not taxonomy names, mapped onto the taxonomy (lower-case keys); a
-subdomain label is tried before its domain label."""
+"""Source labels that are not taxonomy names, mapped onto the taxonomy (lower-case keys): the synthetic
+sites' own labels, so their families keep their wording; a subdomain label is tried before its domain
+label."""
 
 _URL = re.compile(r"https?://[^\s<>\"'()\[\]{}]+", re.IGNORECASE)
 _BARE_DOMAIN = re.compile(r"(?<![\w@./-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+([a-z]{2,24}))(?![\w-]|\.\w)",
@@ -199,7 +216,8 @@ def asks_llm(seeds: pd.DataFrame) -> bool:
 
 
 def task_row(seed: dict[str, Any], answer: Annotation | None, now: dt.datetime) -> dict[str, Any]:
-    """The tasks row of a seed task; the source's website, labels and rubric win over the answer's."""
+    """The tasks row of a seed task; the source's website, labels and rubric win over the answer's. A seed
+    whose stale date the LLM rewrote (stages/stale.py) brings its source text as original_text."""
     site = known_site(seed)
     if site.website is None and answer is not None and answer.website:
         website = website_of(answer.website)
@@ -211,7 +229,9 @@ def task_row(seed: dict[str, Any], answer: Annotation | None, now: dt.datetime) 
         answer.rubric() if answer is not None else None)
     return Task(task_id=task_id_for(seed["source"], seed["source_id"], revision=seed.get("revision")),
                 revision=seed.get("revision"), source=seed["source"],
-                source_id=seed["source_id"], text=seed["text"], website=site.website, start_url=site.start_url,
+                source_id=seed["source_id"], text=seed["text"], original_text=seed.get("original_text"),
+                text_writer="llm" if seed.get("original_text") else "source", stale_phrase=seed.get("stale_phrase"),
+                stale_as_of=seed.get("stale_as_of"), website=site.website, start_url=site.start_url,
                 domain=domain, subdomain=subdomain, difficulty=rubric.n_facts if rubric else None,
                 source_difficulty=seed.get("source_difficulty"), rubric=rubric,
                 reference_answer=seed.get("reference_answer"), evaluation=seed.get("evaluation"),

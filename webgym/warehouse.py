@@ -14,7 +14,8 @@ import duckdb
 import pandas as pd
 
 from schemas import TABLES
-from schemas.values import DIFFICULTY_BANDS, JUDGE_PRIORITY
+from schemas.values import DIFFICULTY_BANDS
+from webgym.config import JudgeConfig
 from webgym.lake import Lake
 from webgym.stats import WILSON_SQL
 
@@ -28,17 +29,47 @@ def band_sql(column: str) -> str:
     return f"CASE {' '.join(arms)} END"
 
 
-def verdicts_sql(priority: tuple[str, ...] = JUDGE_PRIORITY) -> str:
-    """The authoritative judgment per trajectory: a real verdict before an error, then judge priority, then newest."""
-    rank = " ".join(f"WHEN '{judge}' THEN {i}" for i, judge in enumerate(priority))
+def verdicts_sql(judge: JudgeConfig | None = None) -> str:
+    """The authoritative judgment per trajectory, with `verdict_reason` saying why it decides.
+
+    Each judge counts with its newest real verdict (else its newest error). The highest-priority judge
+    (judge.priority) that has a verdict or an error decides: fail closed, so its error is the verdict
+    (never a success) unless judge.fallback_on_error lets the next real verdict stand in, which the
+    reason names. A judge that found the trajectory not evaluable does not apply to it.
+    """
+    judge = judge or JudgeConfig()
+    rank = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(judge.priority))
+    errors_last = "status = 'error', " if judge.fallback_on_error else ""
+    on_error = ("'every judge that applies errored: ' || errored_" if judge.fallback_on_error else
+                "judge || ' errored, so the trajectory is no success (fail closed: judge.fallback_on_error is off): '"
+                " || coalesce(rationale, 'no reason given')")
     return f"""
-        SELECT * EXCLUDE (rank_) FROM (
-            SELECT j.*, row_number() OVER (
-                PARTITION BY trajectory_id
-                ORDER BY status IN ('error', 'not_evaluable'), CASE judge {rank} ELSE {len(priority)} END,
-                         judged_at DESC) AS rank_
-            FROM judgments j)
-        WHERE rank_ = 1"""
+        WITH per_judge AS (
+            SELECT * EXCLUDE (newest_) FROM (
+                SELECT j.*, CASE judge {rank} ELSE {len(judge.priority)} END AS priority_, row_number() OVER (
+                    PARTITION BY trajectory_id, judge
+                    ORDER BY CASE status WHEN 'error' THEN 1 WHEN 'not_evaluable' THEN 2 ELSE 0 END,
+                             judged_at DESC) AS newest_
+                FROM judgments j)
+            WHERE newest_ = 1),
+        errors AS (
+            SELECT trajectory_id, min(priority_) AS first_error_,
+                   string_agg(judge || ' (' || coalesce(rationale, 'no reason given') || ')', '; '
+                              ORDER BY priority_) AS errored_
+            FROM per_judge WHERE status = 'error' GROUP BY trajectory_id),
+        ranked AS (
+            SELECT p.*, e.first_error_, e.errored_, row_number() OVER (
+                PARTITION BY p.trajectory_id
+                ORDER BY p.status = 'not_evaluable', {errors_last}p.priority_, p.judged_at DESC) AS rank_
+            FROM per_judge p LEFT JOIN errors e USING (trajectory_id))
+        SELECT * EXCLUDE (priority_, first_error_, errored_, rank_),
+               CASE WHEN status = 'error' THEN {on_error}
+                    WHEN status = 'not_evaluable' THEN 'no judge could evaluate it: ' || judge || ' ('
+                                                       || coalesce(rationale, 'no reason given') || ')'
+                    WHEN first_error_ < priority_ THEN judge || ' decided after ' || errored_
+                                                       || ' errored (judge.fallback_on_error)'
+                    ELSE judge || ' decided: the highest-priority judge with a verdict' END AS verdict_reason
+        FROM ranked WHERE rank_ = 1"""
 
 
 PURPOSE = ("coalesce(tr.purpose, CASE WHEN tr.trajectory_id IN (SELECT trajectory_id FROM evals) "
@@ -52,8 +83,9 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
     "tasks_by_band": ("Tasks per difficulty band and split.", f"""
         SELECT {band_sql('difficulty')} AS difficulty_band, split, count(*) AS tasks
         FROM tasks GROUP BY ALL ORDER BY ALL"""),
-    "tasks_by_domain": ("Tasks per domain and split.", """
-        SELECT domain, split, count(*) AS tasks FROM tasks GROUP BY ALL ORDER BY ALL"""),
+    "tasks_by_domain": ("Tasks per domain, subdomain (the Mind2Web-2 taxonomy, schemas.tasks.TAXONOMY) and split.",
+                        """
+        SELECT domain, subdomain, split, count(*) AS tasks FROM tasks GROUP BY ALL ORDER BY ALL"""),
     "tasks_by_split": ("Tasks and distinct websites per split.", """
         SELECT split, count(*) AS tasks, count(DISTINCT website) AS websites
         FROM tasks GROUP BY ALL ORDER BY ALL"""),
@@ -109,35 +141,35 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
 }
 
 
-def view_statements(lake: Lake, priority: tuple[str, ...] = JUDGE_PRIORITY) -> list[str]:
-    """CREATE VIEW statements for every table, the verdicts view (judges ranked by `priority`,
-    the profile's judge.priority) and the statistics views."""
+def view_statements(lake: Lake, judge: JudgeConfig | None = None) -> list[str]:
+    """CREATE VIEW statements for every table, the verdicts view (by the profile's `judge` block: its
+    priority and fallback_on_error) and the statistics views."""
     statements = [
         f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
         f"read_parquet('{lake.url(name)}/*.parquet', union_by_name=true)"
         for name in TABLES]
     statements += [macro.strip() for macro in WILSON_SQL.split(";")]
-    statements.append(f"CREATE OR REPLACE VIEW verdicts AS {verdicts_sql(priority)}")
+    statements.append(f"CREATE OR REPLACE VIEW verdicts AS {verdicts_sql(judge)}")
     statements += [f"CREATE OR REPLACE VIEW {name} AS {sql}" for name, (_, sql) in STATS_VIEWS.items()]
     return statements
 
 
-def connect(lake: Lake, priority: tuple[str, ...] = JUDGE_PRIORITY) -> duckdb.DuckDBPyConnection:
+def connect(lake: Lake, judge: JudgeConfig | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with every view over the lake."""
     lake.init()
     con = lake.connect_duckdb()
-    for statement in view_statements(lake, priority):
+    for statement in view_statements(lake, judge):
         con.execute(statement)
     return con
 
 
-def query(lake: Lake, sql: str, priority: tuple[str, ...] = JUDGE_PRIORITY) -> pd.DataFrame:
-    """Run one SQL statement against the lake's views."""
-    with connect(lake, priority) as con:
+def query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> pd.DataFrame:
+    """Run one SQL statement against the lake's views (the verdicts view by the profile's `judge` block)."""
+    with connect(lake, judge) as con:
         return con.execute(sql).df()
 
 
-def build(lake: Lake, path: Path, priority: tuple[str, ...] = JUDGE_PRIORITY) -> Path:
+def build(lake: Lake, path: Path, judge: JudgeConfig | None = None) -> Path:
     """Write warehouse.duckdb with the views, swapping the file in whole so readers never see it half-built."""
     lake.init()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -145,7 +177,7 @@ def build(lake: Lake, path: Path, priority: tuple[str, ...] = JUDGE_PRIORITY) ->
     with duckdb.connect(str(tmp)) as con:
         if not lake.is_local:  # views bind when created: DuckDB reads an object-store lake through fsspec
             con.register_filesystem(lake.fs)
-        for statement in view_statements(lake, priority):
+        for statement in view_statements(lake, judge):
             con.execute(statement)
     os.replace(tmp, path)
     return path
@@ -154,6 +186,7 @@ def build(lake: Lake, path: Path, priority: tuple[str, ...] = JUDGE_PRIORITY) ->
 def describe() -> pd.DataFrame:
     """Name, kind and description of every table and view, for `webgym sql --list`."""
     rows = [(name, "table", schema.description) for name, schema in TABLES.items()]
-    rows.append(("verdicts", "view", "The authoritative judgment per trajectory."))
+    rows.append(("verdicts", "view", "The authoritative judgment per trajectory, and verdict_reason: which judge "
+                                     "decided and why (fail closed on a judge error)."))
     rows += [(name, "view", doc) for name, (doc, _) in STATS_VIEWS.items()]
     return pd.DataFrame(rows, columns=["name", "kind", "description"])

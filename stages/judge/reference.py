@@ -6,6 +6,10 @@ URL, and `program_html`, which needs the live site and is reported as not evalua
 sources' reference answers match by normalised equality, equal numbers or containment.
 WebVoyager's "possible" answers are examples, not gold: they defer to the other judges.
 An optional `equivalent(question, reference, answer)` (an LLM check) settles fuzzy matches.
+
+Before any match, the single-answer rule (webgym/hedging.py) fails an answer that enumerates
+candidates, hedges between values, refuses, echoes the question or dumps a page where a value is
+asked: containment would reward it, and a policy trained on that reward learns to list everything.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 from schemas.judgments import FactVerdict
+from webgym.hedging import hedge_reason
 
 Equivalent = Callable[[str, str, str], bool | None]
 UNACHIEVABLE = re.compile(r"\b(n/?a|not applicable|not available|unachievable|impossible|cannot be (?:done|found|completed)|"
@@ -82,13 +87,19 @@ def _webarena(evaluation: dict, question: str, answer: str, final_url: str | Non
     checks: list[FactVerdict] = []
     references = evaluation.get("reference_answers") or {}
     if "string_match" in types:
+        fuzzy = references.get("fuzzy_match")
+        expected = [str(item) for item in [*(references.get("must_include") or []),
+                                           *(fuzzy if isinstance(fuzzy, list) else [])]]
+        reason = hedge_reason(answer, expected, question) if expected else None
+        if reason:
+            checks.append(FactVerdict(fact="answer commits to the asked value(s)", success=False, rationale=reason))
+            equivalent = None  # no LLM call for an answer the rule already failed
         if "exact_match" in references:
             ok = normalise(answer) == normalise(str(references["exact_match"]))
             checks.append(FactVerdict(fact=f"answer is exactly {references['exact_match']!r}", success=ok))
         for item in references.get("must_include") or []:
             ok = normalise(str(item)) in normalise(answer)
             checks.append(FactVerdict(fact=f"answer includes {item!r}", success=ok))
-        fuzzy = references.get("fuzzy_match")
         if fuzzy == "N/A":
             ok = bool(UNACHIEVABLE.search(answer))
             checks.append(FactVerdict(fact="answer says the task cannot be done", success=ok))
@@ -117,7 +128,11 @@ def reference_verdict(question: str, answer: str | None, final_url: str | None, 
         return _webarena(block, question, answer, final_url, equivalent)
     if not reference_answer or (isinstance(block, dict) and block.get("answer_type") == "possible"):
         return None
-    verdict = equivalent(question, reference_answer, answer) if equivalent else None
-    ok, why = (verdict, "LLM equivalence") if verdict is not None else text_matches(answer, reference_answer)
+    reason = hedge_reason(answer, [reference_answer], question)
+    if reason:
+        ok, why = False, reason
+    else:
+        verdict = equivalent(question, reference_answer, answer) if equivalent else None
+        ok, why = (verdict, "LLM equivalence") if verdict is not None else text_matches(answer, reference_answer)
     check = FactVerdict(fact=f"answer matches {reference_answer!r}", success=ok, rationale=why)
     return ReferenceVerdict("judged", ok, [check], why)

@@ -4,7 +4,8 @@ Per trajectory: the rule gates first (no LLM; a gated trajectory gets nothing el
 in verdict order, each where it fits: exact (synthetic tasks with checks), reference (an
 authoritative source answer), rubric (a rubric), webjudge and task_only. Unless told otherwise, no
 LLM call is spent once a rule-based judge (exact, reference) has reached a verdict. A failed
-verdict on a real website is checked for blocking. Judge errors become `error` rows, never successes.
+verdict on a real website is checked for blocking (the flag is evidence for stages/blocklist.py).
+Judge errors become `error` rows, never successes.
 
 Resumable and append-only: each trajectory's rows are journaled when it is done; a rerun skips
 (trajectory, judge) pairs that have a row, and `rejudge` adds new rows beside the old ones (the LLM
@@ -24,7 +25,7 @@ import pandas as pd
 from schemas.judgments import Judgment
 from schemas.values import JUDGE_PRIORITY
 from stages.judge.answers import reference_judgment
-from stages.judge.blocking import blocked, blocklist_rows
+from stages.judge.blocking import blocked
 from stages.judge.calls import JudgeCalls, JudgeError
 from stages.judge.episode import Episode, episodes, judgment
 from stages.judge.exact import exact_judgment
@@ -119,6 +120,8 @@ class JudgeSummary:
     outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(judge, success | failure | error | not_evaluable | gated) -> rows written."""
     blocked: int = 0
+    listed: list[str] = field(default_factory=list)
+    """Websites the blocklist listed after this run (stages/blocklist.py, set by the flow)."""
     skipped: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     llm: str = "no LLM calls"
@@ -169,42 +172,34 @@ def _frame(rows: list[Judgment]) -> pd.DataFrame:
 
 
 def judge_episodes(iteration: int, trajectories: pd.DataFrame, tasks: pd.DataFrame, steps: pd.DataFrame,
-                   judgments: pd.DataFrame, blocklist: pd.DataFrame, plan: JudgePlan, llm: LLM | None,
+                   judgments: pd.DataFrame, plan: JudgePlan, llm: LLM | None,
                    config: JudgeConfig, emit: Callable[[dict[str, pd.DataFrame]], None], *, force_llm: bool = False,
                    rejudge: bool = False) -> JudgeSummary:
     """Judge the episodes of `iteration`: `trajectories`, with their task rows, their steps rows
-    (STEP_COLUMNS) and the judgments and blocklist rows they already have. Rule gates first, then the
-    plan's judges.
+    (STEP_COLUMNS) and the judgments they already have. Rule gates first, then the plan's judges.
 
-    Each trajectory's new judgments rows (and blocklist rows of websites it shows blocking) go to
-    `emit` as frames by table the moment it is judged, so a driver can journal them one by one; a
+    Each trajectory's new judgments rows go to `emit` as frames by table the moment it is judged,
+    so a driver can journal them one by one; a
     (trajectory, judge) pair that has a row is skipped unless `rejudge`. `force_llm` asks the LLM
     judges even where a rule already decided (also when judge.llm_when_decided is set)."""
     summary = JudgeSummary(iteration, len(trajectories), skipped=plan.skipped)
     done: dict[str, dict[str, str]] = {}
     for row in judgments[["trajectory_id", "judge", "status"]].itertuples(index=False):
         done.setdefault(row.trajectory_id, {})[row.judge] = row.status
-    known_blocked = set(blocklist["website"])
     found, summary.problems = episodes(trajectories, tasks, steps)
     for problem in summary.problems:
         log.warning("not judged: %s", problem)
 
-    def write(episode: Episode | None, rows: list[Judgment]) -> None:
-        if not rows:
-            return
-        frames = {"judgments": _frame(rows)}
-        blocked_sites = blocklist_rows(rows, episode, known_blocked) if episode else None
-        if blocked_sites is not None and not blocked_sites.empty:
-            frames["blocklist"] = blocked_sites
-        emit(frames)
-        summary.add(rows)
+    def write(rows: list[Judgment]) -> None:
+        if rows:
+            emit({"judgments": _frame(rows)})
+            summary.add(rows)
 
-    episode_of = {e.trajectory_id: e for e in found}
     gated = set()
     for row in gate_judgments(trajectories, config.format_error_reward).to_dict("records"):
         gated.add(row["trajectory_id"])
         if rejudge or "gate" not in done.get(row["trajectory_id"], {}):
-            write(episode_of.get(row["trajectory_id"]), [Judgment.model_validate(row)])
+            write([Judgment.model_validate(row)])
     asyncio.run(_judge_all([e for e in found if e.trajectory_id not in gated], plan, llm, config, done,
                            force_llm or config.llm_when_decided, rejudge, write))
     return summary
@@ -212,14 +207,14 @@ def judge_episodes(iteration: int, trajectories: pd.DataFrame, tasks: pd.DataFra
 
 async def _judge_all(found: list[Episode], plan: JudgePlan, llm: LLM | None, config: JudgeConfig,
                      done: dict[str, dict[str, str]], force_llm: bool, rejudge: bool,
-                     write: Callable[[Episode, list[Judgment]], None]) -> None:
+                     write: Callable[[list[Judgment]], None]) -> None:
     slots = asyncio.Semaphore(config.concurrency)
 
     async def one(episode: Episode) -> None:
         async with slots:
             rows = await judge_episode(episode, plan, llm, config, done.get(episode.trajectory_id, {}),
                                        force_llm=force_llm, rejudge=rejudge)
-        write(episode, rows)
+        write(rows)
 
     async with asyncio.TaskGroup() as group:
         for episode in found:

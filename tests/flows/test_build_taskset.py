@@ -31,16 +31,16 @@ def annotation(website: str | None, domain: str, subdomain: str, *groups: tuple[
 
 
 ANSWERS = {  # a distinctive word of each benchmark task -> the scripted annotation
-    "lasagna": annotation("www.allrecipes.com", "Lifestyle & Leisure", "Food & Dining",
+    "lasagna": annotation("www.allrecipes.com", "Lifestyle & Leisure", "Food & Cooking",
                           ("the recipe", ["vegetarian", "a lasagna", "more than 100 reviews"]),
                           ("the answer", ["names the recipe"])),
-    "zeitgeist": annotation("dictionary.cambridge.org", "Education & Research", "News & Reference",
+    "zeitgeist": annotation("dictionary.cambridge.org", "Career & Education", "Education & Learning",
                             ("pronunciation", ["of 'zeitgeist'"])),
-    "thousand hours": annotation("en.wikipedia.org", "Education & Research", "Science & Technology",
+    "thousand hours": annotation("en.wikipedia.org", "Science & Research", "Technology & Science",
                                  ("the answer", ["rounded to the nearest 1000 hours"])),
     "Mercedes Sosa": annotation("www.discogs.com", "Entertainment", "Music",
                                 ("albums", ["studio albums only", "2000 to 2009"]), ("count", ["the number"])),
-    "Yu family": annotation(None, "Education & Research", "Academic Research", ("lineage", ["the crest's lineage"])),
+    "Yu family": annotation(None, "Science & Research", "Research & Academia", ("lineage", ["the crest's lineage"])),
 }
 
 
@@ -49,7 +49,11 @@ def about(word: str):
     return lambda request: any(word in text for text in request.texts)
 
 
+DECOMPOSED = "Find a vegetarian lasagna recipe with more than 100 reviews on Allrecipes."
+
+
 def script(server: ScriptedServer) -> None:
+    server.add(Reply.json({"task": DECOMPOSED}), purpose="decompose")
     for word, reply in ANSWERS.items():
         server.add(reply, when=about(word))
 
@@ -97,12 +101,13 @@ def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_
 
     # 2 WebVoyager, 2 GAIA and 1 Mind2Web-2 task: one structured call each (a broken WebVoyager line and
     # an empty Mind2Web-2 record are bad records of the ingest)
-    assert report.asked_llm == 5 and len(server.requests) == 5 and report.llm.startswith("5 LLM call(s)")
+    assert report.asked_llm == 5 and report.llm.startswith("5 LLM call(s)")
+    assert len(server.requests) == 6 and report.decompose_llm.startswith("1 LLM call(s)")  # + the decomposed text
     assert sorted(r.split(":")[0].rsplit("/", 1)[1] for r in report.bad_records) == [
         "WebVoyager_data.jsonl", "mind2web2_tasks.jsonl"]
     lasagna = originals.loc["Allrecipes--0"]
     assert (lasagna["website"], lasagna["domain"], lasagna["subdomain"]) == ("allrecipes.com", "Lifestyle & Leisure",
-                                                                             "Food & Dining")
+                                                                             "Food & Cooking")
     assert lasagna["difficulty"] == 4 and [list(g["facts"]) for g in lasagna["rubric"]["groups"]] == [
         ["vegetarian", "a lasagna", "more than 100 reviews"], ["names the recipe"]]
     assert lasagna["reference_answer"] == "'Vegetarian Four Cheese Lasagna', 4.6-star, 181 reviews"
@@ -116,11 +121,14 @@ def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_
     assert (synthetic["parent_task_id"].isna()).sum() == goals
     asked = " ".join(text for r in server.requests for text in r.texts)
     assert not any(text in asked for text in synthetic["text"])
-    assert set(synthetic["domain"]) == {"Shopping"} and all(  # the exact rubrics are kept
+    assert set(synthetic["subdomain"]) == {"Shopping"} and all(  # the exact rubrics are kept
         g["checks"] is not None and len(g["checks"]) == len(g["facts"]) for r in synthetic["rubric"] for g in r["groups"])
 
     children = tasks[tasks["parent_task_id"] == lasagna["task_id"]]
-    assert children["difficulty"].tolist() == [3] and "Only this part is required" in children["text"].iloc[0]
+    assert children["difficulty"].tolist() == [3] and children["text"].tolist() == [DECOMPOSED]
+    assert children["text_writer"].tolist() == ["llm"] and originals["text_writer"].eq("source").all()
+    synthetic_children = tasks[tasks["parent_task_id"].notna() & (tasks["source"] == "synthetic")]
+    assert report.decomposed_written == {"llm": 1, "template": len(synthetic_children)} and not report.decompose_problems
     test = tasks[tasks["split"] == "test"]
     assert set(tasks.loc[tasks["website"] == "shop-b.test", "split"]) == {"test"}
     assert report.test_websites == test["website"].nunique() == 2
@@ -129,7 +137,7 @@ def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_
     assert leaks(tasks).empty and quality.validate(lake) == []
 
     again = build_taskset(inputs=inputs, config_path=profile)
-    assert len(server.requests) == 5  # nothing was sent to the LLM again
+    assert len(server.requests) == 6  # nothing was sent to the LLM again
     assert (again.ingested, again.annotated, again.asked_llm, again.decomposed, again.duplicates) == (0, 0, 0, 0, 0)
     rebuilt = lake.read_table("tasks").set_index("task_id")["split"]
     assert rebuilt.equals(tasks.set_index("task_id")["split"].loc[rebuilt.index])  # the same split again

@@ -25,7 +25,7 @@ def seed(source: str, source_id: str, text: str, **fields) -> SeedTask:
 
 
 def answer(website: str | None = "www.allrecipes.com", domain: str = "Lifestyle & Leisure",
-           subdomain: str = "Food & Dining", groups: list | None = None) -> dict:
+           subdomain: str = "Food & Cooking", groups: list | None = None) -> dict:
     groups = groups or [{"description": "the recipe", "facts": ["vegetarian lasagna", "more than 100 reviews"]}]
     return {"website": website, "domain": domain, "subdomain": subdomain, "groups": groups}
 
@@ -69,10 +69,13 @@ def test_the_records_own_website_and_start_url_win_over_the_text():
 
 
 def test_source_labels_map_onto_the_taxonomy():
-    assert sum(len(s) for s in TAXONOMY.values()) == 24 and len(TAXONOMY) == 6
-    assert taxonomy_labels("travel", "Flights") == ("Travel", "Flights")
+    assert sum(len(s) for s in TAXONOMY.values()) == 24 and len(TAXONOMY) == 6  # Mind2Web-2's
+    assert [len(TAXONOMY[d]) for d in ("Lifestyle & Leisure", "Entertainment", "Misc.")] == [7, 5, 5]
+    assert taxonomy_labels("travel", "Flights") == ("Travel & Transportation", "Travel & Accommodation")
     assert taxonomy_labels("ENTERTAINMENT", None) == ("Entertainment", None)
-    assert taxonomy_labels("Shopping", "unknown subdomain") == ("Shopping", None)
+    assert taxonomy_labels("Entertainment", "unknown subdomain") == ("Entertainment", None)
+    assert taxonomy_labels("Career & Education", "jobs & career") == ("Career & Education", "Jobs & Career")
+    assert taxonomy_labels("shopping", None) == ("Lifestyle & Leisure", "Shopping")  # a subdomain's name
     assert taxonomy_labels("cooking", None) == (None, None)
     assert all(d in TAXONOMY and (s is None or s in TAXONOMY[d]) for d, s in SOURCE_LABELS.values())
     for site in load_sites().values():  # every shipped synthetic site lands in the taxonomy
@@ -82,8 +85,10 @@ def test_source_labels_map_onto_the_taxonomy():
 
 def test_an_answer_must_pair_a_subdomain_with_its_domain_and_name_a_host():
     assert Annotation.model_validate(answer()).rubric().n_facts == 2
-    with pytest.raises(ValidationError, match="belongs to domain 'Travel'"):
-        Annotation.model_validate(answer(subdomain="Flights"))
+    with pytest.raises(ValidationError, match="belongs to domain 'Travel & Transportation'"):
+        Annotation.model_validate(answer(subdomain="Travel & Accommodation"))
+    with pytest.raises(ValidationError, match="subdomain"):
+        Annotation.model_validate(answer(subdomain="Food & Dining"))  # the taxonomy's words only
     with pytest.raises(ValidationError, match="not a host name"):
         Annotation.model_validate(answer(website="the recipe site"))
     with pytest.raises(ValidationError, match="facts"):
@@ -92,7 +97,7 @@ def test_an_answer_must_pair_a_subdomain_with_its_domain_and_name_a_host():
 
 def test_one_call_per_task_that_lacks_something_and_the_sources_values_win(tmp_path, lake, server):
     server.add(Reply.json(answer()), contains="vegetarian lasagna")
-    server.add(Reply.json(answer(website="www.imdb.com", domain="Entertainment", subdomain="Movies & TV",
+    server.add(Reply.json(answer(website="www.imdb.com", domain="Entertainment", subdomain="Films & TV Shows",
                                  groups=[{"description": "film", "facts": ["the year"]}])), contains="Eiffel")
     seeds = rows([
         seed("webvoyager", "a", "Provide a recipe for vegetarian lasagna with more than 100 reviews.",
@@ -110,24 +115,27 @@ def test_one_call_per_task_that_lacks_something_and_the_sources_values_win(tmp_p
     tasks = result.rows.set_index("source_id")
     lasagna = tasks.loc["a"]
     assert (lasagna["website"], lasagna["start_url"]) == ("allrecipes.com", "https://www.allrecipes.com/")
-    assert (lasagna["domain"], lasagna["subdomain"], lasagna["difficulty"]) == ("Lifestyle & Leisure", "Food & Dining", 2)
+    assert (lasagna["domain"], lasagna["subdomain"], lasagna["difficulty"]) == ("Lifestyle & Leisure", "Food & Cooking", 2)
     assert lasagna["source_difficulty"] == "easy" and lasagna["task_id"] == task_id_for("webvoyager", "a")
     eiffel = tasks.loc["103"]
     assert (eiffel["website"], eiffel["start_url"], eiffel["domain"]) == ("imdb.com", "https://imdb.com/", "Entertainment")
     assert eiffel["rubric"]["groups"] == [{"description": "answer states 1889", "facts": ["answer states 1889"],
                                            "checks": None}]  # the source's rubric, not the answer's
     assert eiffel["difficulty"] == 1 and eiffel["reference_answer"] == "1889"
-    assert tasks.loc["104", "difficulty"] == 2 and tasks.loc["104", "domain"] == "Travel"
-    assert (tasks.loc["shop-a/g1", "domain"], tasks.loc["shop-a/g1", "subdomain"]) == ("Shopping", "Home & Garden")
+    assert tasks.loc["104", "difficulty"] == 2
+    assert (tasks.loc["104", "domain"], tasks.loc["104", "subdomain"]) == ("Travel & Transportation",
+                                                                          "Travel & Accommodation")
+    assert (tasks.loc["shop-a/g1", "domain"], tasks.loc["shop-a/g1", "subdomain"]) == ("Lifestyle & Leisure", "Shopping")
     request = next(r for r in server.requests if "lasagna" in r.last_user_text)  # the calls are concurrent
     assert request.purpose == "rubric" and request.body["temperature"] == 0
-    assert "- Travel: Flights; Lodging; Ground Transportation" in "\n".join(request.texts)
+    assert ("- Travel & Transportation: Outdoor & Recreation; Ticketed Activities; Travel & Accommodation"
+            in "\n".join(request.texts))
     assert "Website given by the task's source: allrecipes.com" in request.last_user_text
     assert not any("red mug" in text for r in server.requests for text in r.texts)
 
 
 def test_an_answer_that_stays_invalid_or_a_failed_call_is_a_bad_record_and_the_rest_land(tmp_path, lake, server):
-    server.add(Reply.json(answer(subdomain="Flights")), when=about("lasagna"))  # a wrong pair, asked twice
+    server.add(Reply.json(answer(subdomain="Ticketed Activities")), when=about("lasagna"))  # a wrong pair, asked twice
     server.add(Reply(text="not json at all"), when=about("cookie"))
     server.add(Reply.http_error(400, "context too long"), contains="brownie")
     server.add(Reply.json(answer()), contains="pie")
@@ -138,7 +146,7 @@ def test_an_answer_that_stays_invalid_or_a_failed_call_is_a_bad_record_and_the_r
     assert result.rows["source_id"].tolist() == ["3"]
     reasons = {b.source_id: b.reason for b in result.bad}
     assert set(reasons) == {"0", "1", "2"}
-    assert "no valid Annotation after 2 answer(s)" in reasons["0"] and "belongs to domain 'Travel'" in reasons["0"]
+    assert "no valid Annotation after 2 answer(s)" in reasons["0"] and "belongs to domain 'Travel & Transportation'" in reasons["0"]
     assert "no valid Annotation" in reasons["1"] and "context too long" in reasons["2"]
     assert str(result.bad[0]).startswith("webvoyager/0: ")
 
@@ -178,4 +186,4 @@ def test_cli_annotate_reports_what_it_did(lake, monkeypatch):
     result = CliRunner().invoke(app, ["--data-dir", lake.root, "taskset", "annotate"])
     assert result.exit_code == 0, result.output
     assert "1 of 1 pending seed task(s) annotated, 0 with the LLM (no LLM calls); 0 bad" in result.output
-    assert lake.read_table("tasks")["domain"].tolist() == ["Shopping"]
+    assert lake.read_table("tasks")["domain"].tolist() == ["Lifestyle & Leisure"]

@@ -14,7 +14,7 @@ from PIL import Image
 from schemas.steps import Action, Step
 from stages.judge.episode import Screenshot
 from stages.judge.rubric import distinct, within_budget
-from flows.judge import judge_iteration
+from flows.judge import judge_iteration, list_blocked_websites
 from stages.judge.run import plan_judges
 from tests.conftest import rows, tasks_frame, trajectories_frame
 from webgym import quality, warehouse
@@ -93,7 +93,7 @@ def test_rubric_judge_passes_when_every_fact_holds_and_records_model_prompts_and
     assert [(g["description"], [f["success"] for f in g["facts"]]) for g in row["groups"]] == [
         ("group 0", [True]), ("group 1", [True, True])]
     assert row["model"] == "scripted" and row["cost_usd"] > 0
-    assert row["prompt_version"] == "judge_keypoint@1+judge_hallucination@1+judge_fact@1"
+    assert row["prompt_version"] == "judge_keypoint@1+judge_hallucination@2+judge_fact@2"
     # per trajectory: its 3 distinct screenshots once each, criterion B once, one call per fact (3 + 2 + 7)
     assert [purposes(server).count(p) for p in ("judge-keypoints", "judge-hallucination", "judge-facts")] == [9, 3, 12]
     assert all(r.body["temperature"] == 0 for r in server.requests)
@@ -124,16 +124,19 @@ def test_a_hallucinated_answer_fails_before_any_fact_is_asked(lake, tmp_path, se
     assert "judge-facts" not in purposes(server)
 
 
-def test_a_blocked_page_is_flagged_and_its_website_blocklisted_once(lake, tmp_path, server):
-    seed(lake)
+def test_a_blocked_page_is_flagged_and_lists_a_website_blocked_in_two_tasks(lake, tmp_path, server):
+    seed(lake, tasks=tasks_frame().assign(source="webvoyager"))  # real websites: synthetic ones are never listed
     script(server, false_facts=("fact 0.0", "fact 1.0"), blocked=True)
-    summary = judge_iteration.fn(make_config(lake, tmp_path, server), iteration=0)
+    config = make_config(lake, tmp_path, server)
+    summary = judge_iteration.fn(config, iteration=0)
     rows_ = judgments(lake)
     assert rows_["r0"]["blocked"] and rows_["r1"]["blocked"] and "CAPTCHA" in rows_["r0"]["rationale"]
     assert summary.blocked == 3
-    blocklist = lake.read_table("blocklist").sort_values("website")
-    assert blocklist["website"].tolist() == ["mail-b.test", "shop-a.test"]
-    assert blocklist["evidence"].str.startswith("rubric judgment").all()
+    assert list_blocked_websites.fn(config) == ["shop-a.test"]  # t1 and t2; mail-b.test was blocked in t3 only
+    (listed,) = lake.read_table("blocklist").to_dict("records")
+    assert listed["trajectory_ids"].tolist() == ["r0", "r1"] and listed["tasks"] == 2
+    assert listed["evidence"].startswith("2 blocked episode(s) from 2 task(s): rubric judgment: ")
+    assert list_blocked_websites.fn(config) == []  # listed once
     verdicts = warehouse.query(lake, "SELECT trajectory_id, blocked FROM verdicts ORDER BY 1")
     assert verdicts["blocked"].tolist() == [True, True, True]
     quality.assert_quality(lake, ["judgments", "blocklist"])
@@ -189,7 +192,7 @@ def test_gated_trajectories_spend_no_llm_call(lake, tmp_path, server):
     trajectories = trajectories_frame()
     trajectories.loc[0, ["termination", "answer"]] = ["max_steps", None]
     trajectories.loc[1, ["termination", "answer"]] = ["blocked", None]
-    seed(lake, trajectories)
+    seed(lake, trajectories, tasks_frame().assign(source="webvoyager"))
     script(server)
     judge_iteration.fn(make_config(lake, tmp_path, server, format_error_reward=-0.5), iteration=0)
     gates = judgments(lake, "gate")
@@ -197,7 +200,10 @@ def test_gated_trajectories_spend_no_llm_call(lake, tmp_path, server):
     assert set(judgments(lake)) == {"r2"}
     assert not any("Buy the red mug" in r.last_user_text or "Find the red mug" in r.last_user_text
                    for r in server.requests)
-    assert lake.read_table("blocklist")["website"].tolist() == ["shop-a.test"]
+    config = make_config(lake, tmp_path, server)
+    assert list_blocked_websites.fn(config) == []  # one blocked episode is no evidence enough
+    env = config.env.model_copy(update={"block_after": 1})
+    assert list_blocked_websites.fn(config.model_copy(update={"env": env})) == ["shop-a.test"]
 
 
 def test_key_screenshots_keep_the_last_one_and_the_latest_chosen_within_the_budget(lake, tmp_path, server):
@@ -259,7 +265,7 @@ def test_reference_answers_decide_without_llm_calls_unless_a_judge_is_named(lake
     assert judgments(lake)["r0"]["success"]
     verdict = warehouse.query(lake, "SELECT judge FROM verdicts")["judge"].tolist()
     assert verdict == ["reference"]
-    rubric_first = warehouse.verdicts_sql(("gate", "rubric", "reference"))
+    rubric_first = warehouse.verdicts_sql(JudgeConfig(priority=["gate", "rubric", "reference"]))
     assert warehouse.query(lake, rubric_first)["judge"].tolist() == ["rubric"]
 
 

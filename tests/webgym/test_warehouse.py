@@ -10,6 +10,7 @@ import pandas as pd
 from schemas.judgments import Judgment
 from tests.conftest import NOW, rows, steps_frame, tasks_frame, trajectories_frame
 from webgym import warehouse
+from webgym.config import JudgeConfig
 
 
 def _judgment(tid: str, judge: str, success: bool, status: str = "judged", minutes: int = 0) -> Judgment:
@@ -24,18 +25,54 @@ def test_views_exist_for_every_table_even_when_empty(lake):
     assert set(warehouse.describe()["name"]) == names
 
 
-def test_verdicts_prefer_exact_over_rubric_and_real_verdicts_over_errors(lake):
+def test_verdicts_prefer_exact_over_rubric_and_the_newest_real_verdict_of_a_judge(lake):
     lake.write_table("tasks", tasks_frame())
     lake.write_table("trajectories", trajectories_frame())
     lake.write_table("judgments", rows([
         _judgment("r0", "rubric", True), _judgment("r0", "exact", False),
-        _judgment("r1", "rubric", False, "error"), _judgment("r1", "task_only", True),
+        _judgment("r1", "rubric", True), _judgment("r1", "rubric", False, "error", minutes=5),  # a rejudge errored
         _judgment("r2", "rubric", False), _judgment("r2", "rubric", True, minutes=5),  # rejudged later
     ]))
-    verdicts = warehouse.query(lake, "SELECT trajectory_id, judge, success FROM verdicts ORDER BY 1")
-    assert verdicts.values.tolist() == [["r0", "exact", False], ["r1", "task_only", True], ["r2", "rubric", True]]
+    verdicts = warehouse.query(lake, "SELECT trajectory_id, judge, success, verdict_reason FROM verdicts ORDER BY 1")
+    assert verdicts[["trajectory_id", "judge", "success"]].values.tolist() == [
+        ["r0", "exact", False], ["r1", "rubric", True], ["r2", "rubric", True]]
+    assert verdicts["verdict_reason"][0] == "exact decided: the highest-priority judge with a verdict"
     bands = warehouse.query(lake, "SELECT difficulty_band, trajectories, successes FROM success_by_band ORDER BY 1")
     assert bands.values.tolist() == [["easy", 2, 1], ["hard", 1, 1]]
+
+
+def _errored_judgments(lake) -> None:
+    """r0: the reference judge errored, the rubric judge says success; r1: every judge errored; r2: the
+    exact verifier could not evaluate it and the rubric judge says success."""
+    lake.write_table("trajectories", trajectories_frame())
+    errored = _judgment("r0", "reference", False, "error").model_copy(update={"rationale": "judge-equivalence: 500"})
+    lake.write_table("judgments", rows([
+        errored, _judgment("r0", "rubric", True), _judgment("r0", "webjudge", True),
+        _judgment("r1", "rubric", False, "error"), _judgment("r1", "webjudge", False, "error"),
+        _judgment("r2", "exact", False, "not_evaluable"), _judgment("r2", "rubric", True)]))
+
+
+def test_an_erroring_top_judge_fails_closed_and_says_so(lake):
+    _errored_judgments(lake)
+    verdicts = warehouse.query(lake, "SELECT * FROM verdicts ORDER BY trajectory_id").set_index("trajectory_id")
+    assert verdicts[["judge", "status", "success"]].values.tolist() == [
+        ["reference", "error", False], ["rubric", "error", False], ["rubric", "judged", True]]
+    assert verdicts.loc["r0", "verdict_reason"] == (
+        "reference errored, so the trajectory is no success (fail closed: judge.fallback_on_error is off): "
+        "judge-equivalence: 500")
+    assert verdicts.loc["r2", "verdict_reason"] == "rubric decided: the highest-priority judge with a verdict"
+
+
+def test_with_fallback_on_error_the_next_verdict_stands_in_and_names_the_error(lake):
+    _errored_judgments(lake)
+    fallback = JudgeConfig(fallback_on_error=True)
+    verdicts = warehouse.query(lake, "SELECT * FROM verdicts ORDER BY trajectory_id", fallback)
+    verdicts = verdicts.set_index("trajectory_id")
+    assert verdicts[["judge", "status", "success"]].values.tolist() == [
+        ["rubric", "judged", True], ["rubric", "error", False], ["rubric", "judged", True]]
+    assert verdicts.loc["r0", "verdict_reason"] == (
+        "rubric decided after reference (judge-equivalence: 500) errored (judge.fallback_on_error)")
+    assert verdicts.loc["r1", "verdict_reason"].startswith("every judge that applies errored: rubric (")
 
 
 def test_same_screenshot_rate_and_steps_per_trajectory(lake):
@@ -53,6 +90,11 @@ def test_task_composition_views(lake):
     assert by_band.values.tolist() == [["easy", "train", 2], ["hard", "test", 1]]
     by_split = warehouse.query(lake, "SELECT split, tasks, websites FROM tasks_by_split")
     assert by_split.values.tolist() == [["test", 1, 1], ["train", 2, 1]]
+    lake.replace_table("tasks", tasks_frame().assign(domain=["Lifestyle & Leisure", "Lifestyle & Leisure", "Misc."],
+                                                     subdomain=["Shopping", "Shopping", "General Info."]))
+    by_domain = warehouse.query(lake, "SELECT domain, subdomain, split, tasks FROM tasks_by_domain")
+    assert by_domain.values.tolist() == [["Lifestyle & Leisure", "Shopping", "train", 2],
+                                         ["Misc.", "General Info.", "test", 1]]
 
 
 def test_warehouse_file_sees_parts_appended_after_it_was_built(lake, tmp_path):
@@ -79,4 +121,4 @@ def test_verdicts_follow_the_configured_judge_priority(lake):
     lake.write_table("judgments", rows([_judgment("r0", "rubric", True), _judgment("r0", "exact", False)]))
     sql = "SELECT judge, success FROM verdicts"
     assert warehouse.query(lake, sql).values.tolist() == [["exact", False]]
-    assert warehouse.query(lake, sql, ("rubric", "exact")).values.tolist() == [["rubric", True]]
+    assert warehouse.query(lake, sql, JudgeConfig(priority=["rubric", "exact"])).values.tolist() == [["rubric", True]]

@@ -1,4 +1,5 @@
-"""`webgym judge ...`: judge an iteration's trajectories, and compare the judges with human labels."""
+"""`webgym judge ...`: judge an iteration's trajectories, compare the judges with human labels, show and clear
+the blocklist."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from rich.markup import escape
 
 from webgym.cli.common import OutputFormat, config_of, config_path_of, console, err_console, lake_of, print_frame
 
-judge_app = typer.Typer(help="Judge trajectories (rule gates, exact verifier, reference answers, LLM judges) "
-                             "and measure the judges against human labels.", no_args_is_help=True)
+judge_app = typer.Typer(help="Judge trajectories (rule gates, exact verifier, reference answers, LLM judges), "
+                             "measure the judges against human labels, and show or clear the blocklist.",
+                        no_args_is_help=True)
 
 JUDGE_NAMES = "exact, reference, rubric, webjudge, task_only"
 
@@ -47,7 +49,41 @@ def run(
     for problem in summary.problems:
         console.print(f"  [yellow]not judged[/yellow]: {escape(problem)}")
     console.print(f"  {summary.blocked} judgment(s) flagged blocked; {summary.llm}")
+    console.print(f"  websites blocklisted now: {', '.join(summary.listed) or 'none'}")
     console.print("  judgments and blocklist passed their data-quality suites")
+
+
+@judge_app.command()
+def blocklist(
+    ctx: typer.Context,
+    all_: Annotated[bool, typer.Option("--all", help="Also the websites cleared by `unblock`.")] = False,
+    output: Annotated[str, typer.Option("--format", help="Output format: table, csv or json.")] = "table",
+) -> None:
+    """The websites the sampler skips, each with why (blocked or unreachable), the evidence and its episodes."""
+    if output not in OutputFormat.__members__:
+        err_console.print(f"[red]unknown format {output!r}; formats are table, csv, json[/red]")
+        raise typer.Exit(2)
+    rows = lake_of(ctx, must_exist=True).read_table("blocklist")
+    rows = rows if all_ else rows[rows["cleared_at"].isna()]
+    print_frame(rows[["website", "reason", "tasks", "evidence", "trajectory_ids", "listed_at", "cleared_at"]],
+                OutputFormat[output])
+
+
+@judge_app.command()
+def unblock(
+    ctx: typer.Context,
+    websites: Annotated[list[str], typer.Argument(help="Listed websites (host names) to clear.")],
+) -> None:
+    """Clear websites from the blocklist, so the sampler draws their tasks again; only evidence seen from
+    now on can list them again."""
+    from flows.judge import unblock_websites
+
+    try:
+        unblock_websites.fn(config_of(ctx), websites)
+    except KeyError as error:
+        err_console.print(f"[red]{escape(error.args[0])}; `webgym judge blocklist` lists them[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"cleared from the blocklist: {', '.join(websites)}")
 
 
 @judge_app.command("agreement")
@@ -72,7 +108,7 @@ def agreement(
     for bad in read.bad:
         err_console.print(f"[yellow]bad label[/yellow] {escape(bad)}")
     lake = lake_of(ctx, must_exist=True)
-    verdicts = warehouse.query(lake, warehouse.verdicts_sql(tuple(config_of(ctx).judge.priority)))
+    verdicts = warehouse.query(lake, warehouse.verdicts_sql(config_of(ctx).judge))
     table = agreement_table(read.frame, lake.read_table("judgments"), verdicts)
     print_frame(table.round(3), OutputFormat[output])
     if output == "table":

@@ -42,7 +42,7 @@ def init(ctx: typer.Context) -> None:
     lake = lake_of(ctx)
     lake.init()
     config = config_of(ctx)
-    path = warehouse.build(lake, Path(config.warehouse.path), tuple(config.judge.priority))
+    path = warehouse.build(lake, Path(config.warehouse.path), config.judge)
     console.print(f"lake ready at {lake.root}; warehouse at {path}")
 
 

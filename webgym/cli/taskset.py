@@ -103,6 +103,7 @@ def ingest(
     _quiet_embedding_logs()
     from flows.build_taskset import ingest_inputs
     from stages.ingest import IngestError
+    from stages.stale import stale_counts
 
     lake = lake_of(ctx)
     try:
@@ -116,6 +117,10 @@ def ingest(
     total_bad = sum(len(report.bad) for report in reports)
     console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
                   + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
+    seeds = lake.read_table("seed_tasks", columns=["source", "source_file", "stale_phrase"])
+    flagged = stale_counts(seeds[seeds["source_file"].isin([report.file for report in reports])])
+    console.print(f"stale tasks in these files (as of {config_of(ctx).taskset.stale.day().isoformat()}): "
+                  + (", ".join(f"{source} {n}" for source, n in flagged.items()) or "none"))
     code = ingest_exit_code(reports)
     if code == 2:
         err_console.print("[red]nothing was ingested[/red]: every record is bad (see above); check --source and "
@@ -155,6 +160,7 @@ def annotate(ctx: typer.Context) -> None:
     summary = annotate_seeds.fn(config_of(ctx))
     console.print(f"{summary.annotated} of {summary.pending} pending seed task(s) annotated, {summary.asked_llm} "
                   f"with the LLM ({summary.llm}); {len(summary.bad)} bad")
+    console.print(_stale_line(summary.stale, summary.stale_as_of))
     for bad in summary.bad:
         console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
 
@@ -170,18 +176,33 @@ def build(
     test_websites: Annotated[int | None, typer.Option(help="Override taskset.split.test_websites.")] = None,
     encoding: Annotated[str | None, typer.Option(help=ENCODING_HELP)] = None,
     root: Annotated[Path | None, typer.Option(help=ROOT_HELP, file_okay=False)] = None,
+    stale: Annotated[str | None, typer.Option(
+        help="Stale tasks (a planned date now past): keep (flagged), drop, or rewrite (the LLM moves the dates "
+             "to the future). Overrides taskset.stale.handle.")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        help="Judge staleness as of this date (YYYY-MM-DD; default today). Overrides taskset.stale.as_of.")] = None,
 ) -> None:
     """Run the build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, quality-gated."""
     _quiet_embedding_logs()
     from flows.build_taskset import build_taskset
+    from webgym.config import ConfigError, replaced
 
-    report = build_taskset(inputs=_absolute(inputs) or None, source=source, column_map=_mapping(column_map or []),
-                           test_websites=test_websites, config_path=config_path_of(ctx),
-                           data_dir=config_of(ctx).lake.data_dir, encoding=encoding,
-                           root=_absolute([root])[0] if root else os.getcwd())
+    try:
+        replaced(config_of(ctx).taskset.stale, handle=stale, as_of=as_of)  # a bad value fails before Prefect starts
+        report = build_taskset(inputs=_absolute(inputs) or None, source=source, column_map=_mapping(column_map or []),
+                               test_websites=test_websites, stale=stale, as_of=as_of, config_path=config_path_of(ctx),
+                               data_dir=config_of(ctx).lake.data_dir, encoding=encoding,
+                               root=_absolute([root])[0] if root else os.getcwd())
+    except ConfigError as error:
+        err_console.print(f"[red]{escape(str(error))}[/red]")
+        raise typer.Exit(2) from None
     console.print(f"task set built: {report.ingested} seed task(s) ingested ({report.already_ingested} already "
                   f"there), {report.duplicates} new duplicate(s), {report.annotated} annotated ({report.asked_llm} "
-                  f"with the LLM: {report.llm}), {report.decomposed} decomposed")
+                  f"with the LLM: {report.llm}), {report.decomposed} decomposed "
+                  f"({_written(report.decomposed_written)}; {report.decompose_llm})")
+    for problem in report.decompose_problems:
+        console.print(f"  [yellow]template kept[/yellow] {escape(problem)}", soft_wrap=True)
+    console.print(_stale_line(report.stale, report.stale_as_of))
     console.print("split: " + ", ".join(f"{k} {v}" for k, v in sorted(report.splits.items()))
                   + f"; {report.test_websites} test website(s)")
     for bad in report.bad_records:
@@ -220,13 +241,28 @@ def plan(
 
 @taskset_app.command()
 def decompose(ctx: typer.Context) -> None:
-    """Add the decomposed tasks of every original task with a rubric not decomposed yet (template texts; no LLM)."""
+    """Add the decomposed tasks of every original task with a rubric not decomposed yet: texts by the LLM
+    when an endpoint serves taskset.decompose.purpose, else by the template."""
     from flows.build_taskset import decompose_tasks
 
     lake_of(ctx, must_exist=True)
     result = decompose_tasks.fn(config_of(ctx))
     console.print(f"{result.added} decomposed task(s) added ({result.existing} already there) "
-                  f"from {result.parents} parent(s)")
+                  f"from {result.parents} parent(s); texts: {_written(result.written)} ({result.llm})")
+    for problem in result.problems:
+        console.print(f"  [yellow]template kept[/yellow] {escape(problem)}", soft_wrap=True)
+
+
+def _stale_line(stale: dict[str, dict[str, int]], as_of: str) -> str:
+    """'stale tasks (as of 2026-11-24, keep): webvoyager 66 flagged; ...' per source."""
+    per_source = "; ".join(f"{source} " + ", ".join(f"{n} {what}" for what, n in counts.items())
+                           for source, counts in sorted(stale.items()))
+    return f"stale tasks (as of {as_of}): {per_source or 'none'}"
+
+
+def _written(counts: dict[str, int]) -> str:
+    """'3 by the llm, 2 by the template' from text_writer counts."""
+    return ", ".join(f"{n} by the {who}" for who, n in sorted(counts.items())) or "none"
 
 
 @taskset_app.command()

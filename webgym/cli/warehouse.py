@@ -31,7 +31,7 @@ def sql(
                           "or --list to see the tables and views")
         raise typer.Exit(2)
     try:
-        frame = warehouse.query(lake_of(ctx, must_exist=True), query, tuple(config_of(ctx).judge.priority))
+        frame = warehouse.query(lake_of(ctx, must_exist=True), query, config_of(ctx).judge)
     except duckdb.Error as error:
         err_console.print(f"[red]SQL error:[/red] {error}")
         raise typer.Exit(1) from None
@@ -44,7 +44,7 @@ def warehouse_build(ctx: typer.Context) -> None:
     from webgym import warehouse
 
     config = config_of(ctx)
-    path = warehouse.build(lake_of(ctx), Path(config.warehouse.path), tuple(config.judge.priority))
+    path = warehouse.build(lake_of(ctx), Path(config.warehouse.path), config.judge)
     console.print(f"warehouse written to {path}")
 
 

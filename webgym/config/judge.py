@@ -33,6 +33,11 @@ class JudgeConfig(Section):
     priority: list[str] = Field(
         default=list(JUDGE_PRIORITY),
         description="Which judgment is authoritative for a trajectory, first wins (the verdicts view's order).")
+    fallback_on_error: bool = Field(
+        default=False,
+        description="When the highest-priority judge that judged a trajectory errored, let the next judge's verdict "
+                    "stand in. Off (fail closed): the error decides and the trajectory is no success; the verdicts "
+                    "view says which judge decided and why either way.")
     format_error_reward: float = Field(
         default=0.0, le=0,
         description="Reward of an episode that ended on repeated format errors (OpenWebRL uses a negative one).")

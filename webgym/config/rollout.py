@@ -32,6 +32,13 @@ class EnvConfig(Section):
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Hosts (or host:port) allowed even on private addresses, e.g. self-hosted "
                                           "WebArena sites; still vetted request by request.")
+    block_after: int = Field(
+        default=2, ge=1,
+        description="A website is blocklisted (the sampler skips it) after blocked episodes (CAPTCHA, HTTP 403/429, "
+                    "the judge's blocking detector) from this many different tasks.")
+    unreachable_after: int = Field(
+        default=3, ge=1,
+        description="A website is blocklisted as unreachable after this many episodes whose start URL never opened.")
     egress_host: str = Field(
         default="127.0.0.1", description="Address each episode's egress proxy listens on. The browser connects to "
                                          "it, so with browser_endpoint set use this machine's address as the "

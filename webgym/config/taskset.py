@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal
 
 from pydantic import Field
@@ -81,6 +82,35 @@ class DecomposeConfig(Section):
         default=["pae", "agentsynth"],
         description="Sources not decomposed: WebGym limits synthesis for PAE-WebVoyager and AgentSynth, whose "
                     "tasks are already synthetic and near-duplicate.")
+    purpose: str = Field(
+        default="decompose",
+        description="LLM purpose that writes each decomposed task's text (WebGym appendix E.6): "
+                    "llm.endpoints.<purpose>, else llm.default; with neither, the template text is used.")
+    max_tokens: int = Field(
+        default=512, ge=64,
+        description="Completion limit per decomposed task's text; an answer cut off at it is invalid and asked again.")
+
+
+class StaleConfig(Section):
+    """Tasks whose text plans something on a date that has passed (stages/stale.py): Online-Mind2Web and
+    WebVoyager book hotels and flights on dates now past."""
+
+    as_of: dt.date | None = Field(
+        default=None, description="The date staleness is judged on (YYYY-MM-DD); null: the day of the run (UTC).")
+    handle: Literal["keep", "drop", "rewrite"] = Field(
+        default="keep",
+        description="What `taskset build` does with stale tasks: keep them (flagged in stale_phrase), drop them "
+                    "(they stay in seed_tasks and never become tasks), or rewrite them (the LLM moves their dates to "
+                    "the future; original_text keeps the source's words).")
+    purpose: str = Field(
+        default="refresh",
+        description="LLM purpose of the rewrites: llm.endpoints.<purpose>, else llm.default (handle: rewrite).")
+    max_tokens: int = Field(
+        default=512, ge=64, description="Completion limit per rewrite; an answer cut off at it is asked again.")
+
+    def day(self) -> dt.date:
+        """The 'as of' date: as_of, or today (UTC)."""
+        return self.as_of or dt.datetime.now(dt.UTC).date()
 
 
 class SplitConfig(Section):
@@ -123,7 +153,7 @@ class SampleConfig(Section):
 
 
 class TasksetConfig(Section):
-    """Task-set construction: dedup, annotation, decomposition, split, sampling."""
+    """Task-set construction: dedup, annotation, decomposition, stale dates, split, sampling."""
 
     revisions: WhichRevision = Field(
         default="newest",
@@ -134,5 +164,6 @@ class TasksetConfig(Section):
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
     decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)
+    stale: StaleConfig = Field(default_factory=StaleConfig)
     split: SplitConfig = Field(default_factory=SplitConfig)
     sample: SampleConfig = Field(default_factory=SampleConfig)

@@ -68,7 +68,6 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
     lake.recover()
     finished = set(lake.read_table("trajectories", columns=["trajectory_id"])["trajectory_id"])
     todo = [s for s in specs if s.trajectory_id not in finished]
-    blocked = set(lake.read_table("blocklist", columns=["website"])["website"])
     summary = RolloutSummary(skipped=len(specs) - len(todo))
     ops = OpQueues(config.queues)
     limits = RolloutLimits(config.env_retries, config.max_parse_errors, config.episode_timeout_s)
@@ -79,7 +78,7 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
     started = time.monotonic()
     with lake.stream(run_id, batch_rows=config.commit_every) as writer:
         def record(result: EpisodeResult) -> None:
-            writer.append(episode_frames(result, lake.put_blob, blocked))
+            writer.append(episode_frames(result, lake.put_blob))
             summary.episodes += 1
             summary.steps += len(result.steps)
             summary.terminations[result.termination] += 1

@@ -96,7 +96,6 @@ class EpisodeResult:
     error: str | None
     attempt: int
     refused: list[str]
-    blocked_by: str | None
     started_at: dt.datetime
     ended_at: dt.datetime
 
@@ -128,7 +127,6 @@ class EpisodeRun:
     termination: str | None = None
     error: str | None = None
     parse_errors_in_a_row: int = 0
-    blocked_by: str | None = None
     started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     _clock: float = field(default_factory=time.monotonic)
     _observation: Observation | None = None
@@ -159,7 +157,6 @@ class EpisodeRun:
     async def _check_blocked(self) -> None:
         evidence = await self.episode.blocked()
         if evidence:
-            self.blocked_by = evidence
             self.end("blocked", evidence)
 
     async def observe(self) -> None:
@@ -231,7 +228,7 @@ class EpisodeRun:
         return EpisodeResult(
             self.spec, self.policy.name, self.policy.version, self.policy.prompt_version, self.termination or "cut",
             self.episode.answer if self.episode else None, self.steps, final_state, self.error, self.attempt,
-            refused, self.blocked_by, self.started_at, dt.datetime.now(dt.UTC))
+            refused, self.started_at, dt.datetime.now(dt.UTC))
 
     async def restart(self) -> None:
         """Throw the attempt away and start again in a fresh context (environment failures)."""
@@ -242,7 +239,7 @@ class EpisodeRun:
                 log.debug("closing failed context: %s", error)
         self.attempt += 1
         self.episode, self.steps, self.history = None, [], []
-        self.termination = self.error = self.blocked_by = None
+        self.termination = self.error = None
         self.parse_errors_in_a_row = 0
         self._clock = time.monotonic()
         await self.start()

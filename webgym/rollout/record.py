@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 import pandas as pd
 
-from schemas.blocklist import BlockedWebsite
 from schemas.steps import Step
 from schemas.trajectories import Trajectory
 from webgym.policies.base import feedback_text
 from webgym.rollout.episode_run import EpisodeResult
 
 
-def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str],
-                   blocked_websites: set[str]) -> dict[str, pd.DataFrame]:
-    """{"steps", "trajectories"} for one finished episode, plus a "blocklist" row the first time a
-    website is found blocking; appended together. Adds that website to `blocked_websites`."""
+def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str]) -> dict[str, pd.DataFrame]:
+    """{"steps", "trajectories"} for one finished episode, appended together. A page that blocked the
+    agent ends it as `blocked` with what showed it (error): evidence for the blocklist (stages/blocklist.py)."""
     spec = result.spec
     steps = [Step(
         trajectory_id=spec.trajectory_id, t=step.t, screenshot_sha256=put_blob(step.screenshot), url=step.url,
@@ -37,12 +34,5 @@ def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str],
         horizon=spec.horizon, n_steps=len(result.steps), termination=result.termination, answer=result.answer,
         final_state=json.dumps(result.final_state, sort_keys=True) if result.final_state is not None else None,
         error=error, attempt=result.attempt, started_at=result.started_at, ended_at=result.ended_at)
-    frames = {"steps": pd.DataFrame(steps, columns=Step.model_fields),
-              "trajectories": pd.DataFrame([trajectory.model_dump()])}
-    website = spec.task.website or urlsplit(spec.task.start_url).hostname
-    if result.blocked_by and website and website not in blocked_websites:
-        blocked_websites.add(website)
-        frames["blocklist"] = pd.DataFrame([BlockedWebsite(
-            website=website, evidence=result.blocked_by, trajectory_id=spec.trajectory_id,
-            first_seen=result.ended_at).model_dump()])
-    return frames
+    return {"steps": pd.DataFrame(steps, columns=Step.model_fields),
+            "trajectories": pd.DataFrame([trajectory.model_dump()])}

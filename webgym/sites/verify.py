@@ -4,7 +4,9 @@ Success is read from the state snapshot the site server returned at the end of t
 `final_state` of a trajectory) and, for question goals, from the agent's answer; never from
 pixels. Every fact's check (a JSON condition in the rubric, see tasks.py) is evaluated on its own,
 so the verdicts say which fact failed: a wrong answer, a missing filter, an extra item in the cart.
-It needs neither the browser, nor the server, nor the spec.
+It needs neither the browser, nor the server, nor the spec. An answer fact also obeys the
+single-answer rule (webgym/hedging.py): an answer that lists or hedges between candidates fails it
+even when one of them is right, since `contains` alone would reward "Monday ... Saturday ... Sunday".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from schemas.judgments import FactVerdict, GroupVerdict
 from schemas.rubric import Rubric
+from webgym.hedging import hedge_reason
 from webgym.sites.expr import LEFT_KEYS, Compiler, Env, SpecError, freeze, thaw
 
 
@@ -48,13 +51,26 @@ def _fact(compiler: Compiler, env: Env, fact: str, check: str) -> FactVerdict:
     name = condition[side] if side in ("var", "param") else side
     expected = condition["op"] + (f" {json.dumps(condition['value'], ensure_ascii=False)}" if "value" in condition else "")
     seen = json.dumps(thaw(left.fn(env)), ensure_ascii=False)
+    reason = hedge_reason(env.answer, _expected(condition)) if held and side == "answer" and env.answer else None
+    if reason:
+        return FactVerdict(fact=fact, success=False, rationale=f"{reason}; expected {expected}")
     return FactVerdict(fact=fact, success=held, rationale=f"{name} is {seen}; expected {expected}")
+
+
+def _expected(condition: dict[str, Any]) -> list[str]:
+    """The value(s) an answer condition asks for: all of a contains_all list, else one."""
+    value = condition.get("value")
+    if isinstance(value, list):
+        return [str(v) for v in value] if condition["op"] == "contains_all" else [str(value[0])] if value else []
+    return [] if value is None else [str(value)]
 
 
 def verify(rubric: Rubric | dict[str, Any], final_state: dict[str, Any] | str | None,
            answer: str | None = None) -> Verdict:
-    """Judge a final state (snapshot dict or its JSON) and answer against a rubric with checks."""
+    """Judge a final state (snapshot dict or its JSON) and answer against a rubric with checks; an answer
+    that is not text (None, or NaN read from the lake) is no answer."""
     rubric = Rubric.model_validate(rubric)
+    answer = answer if isinstance(answer, str) else None
     snapshot = json.loads(final_state) if isinstance(final_state, str) else final_state
     groups: list[GroupVerdict] = []
     for group in rubric.groups:

@@ -1,8 +1,9 @@
-"""`webgym judge run` and `webgym judge agreement` as a user types them."""
+"""`webgym judge run`, `agreement`, `blocklist` and `unblock` as a user types them."""
 
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from flows.judge import judge_iteration
+from flows.judge import judge_iteration, list_blocked_websites
 from tests.conftest import tasks_frame, trajectories_frame
 from webgym.cli import app
 from webgym.config import load_config
@@ -19,7 +20,8 @@ from webgym.lake import Lake
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("command", [["judge"], ["judge", "run"], ["judge", "agreement"]])
+@pytest.mark.parametrize("command", [["judge"], ["judge", "run"], ["judge", "agreement"], ["judge", "blocklist"],
+                                     ["judge", "unblock"]])
 def test_judge_commands_have_help(command):
     result = runner.invoke(app, [*command, "--help"])
     assert result.exit_code == 0 and "Usage" in result.output
@@ -77,3 +79,28 @@ def test_agreement_prints_every_judge_and_reports_bad_labels(tmp_path):
     assert "labels.csv, line 4: success '?'" in " ".join(result.output.split()) and lake.count("judgments") == 2
     missing = runner.invoke(app, ["--config", _profile(tmp_path), "judge", "agreement", str(tmp_path / "no.csv")])
     assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_blocklist_shows_the_evidence_and_unblock_clears_a_website(tmp_path):
+    lake = Lake(tmp_path / "data")
+    trajectories = trajectories_frame().assign(termination="blocked", answer=None,
+                                               error=["HTTP 403 Forbidden", "a CAPTCHA page", "HTTP 429"])
+    lake.write_table("tasks", tasks_frame().assign(source="webvoyager"))
+    lake.write_table("trajectories", trajectories)
+    config = load_config(_profile(tmp_path))
+    assert list_blocked_websites.fn(config) == ["shop-a.test"]  # t1 and t2; mail-b.test only in t3
+    shown = runner.invoke(app, ["--config", _profile(tmp_path), "judge", "blocklist", "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    (row,) = json.loads(shown.output)
+    assert (row["website"], row["reason"], row["tasks"], row["trajectory_ids"]) == ("shop-a.test", "blocked", 2,
+                                                                                     ["r0", "r1"])
+    assert row["evidence"] == "2 blocked episode(s) from 2 task(s): HTTP 403 Forbidden; a CAPTCHA page"
+    cleared = runner.invoke(app, ["--config", _profile(tmp_path), "judge", "unblock", "shop-a.test"])
+    assert cleared.exit_code == 0 and "cleared from the blocklist: shop-a.test" in cleared.output
+    after = runner.invoke(app, ["--config", _profile(tmp_path), "judge", "blocklist", "--format", "json"])
+    assert json.loads(after.output) == []
+    everything = runner.invoke(app, ["--config", _profile(tmp_path), "judge", "blocklist", "--all", "--format", "csv"])
+    assert "shop-a.test" in everything.output
+    assert list_blocked_websites.fn(config) == []  # the evidence it was listed on no longer counts
+    unknown = runner.invoke(app, ["--config", _profile(tmp_path), "judge", "unblock", "nowhere.example"])
+    assert unknown.exit_code == 2 and "not on the blocklist: nowhere.example" in unknown.output

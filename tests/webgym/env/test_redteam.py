@@ -1,6 +1,8 @@
 """Red team: a scripted policy tries the known sandbox escapes in real Chromium on a synthetic site,
 through the real rollout (collect -> lake), and every attempt must be refused, recorded on its
-trajectory and earn no reward from the exact verifier.
+trajectory and earn no reward from the exact verifier. It also tries to game the reward itself:
+each row of HEDGES reads the code honestly, then answers with it among other candidates, and must
+earn nothing either.
 
 Each exploit is one row of CASES: how it is tried (an agent tool, or a script run in the page as a
 hostile page would), its target and what the recorded refusal must say. `{canary}` is the port of
@@ -21,7 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
 from schemas.steps import Action
-from tests.webgym.env.conftest import Canary
+from tests.webgym.env.conftest import CODE, Canary
 from webgym.browser import launch_browser
 from webgym.env import egress
 from webgym.env.episode import EnvConfig
@@ -114,9 +116,28 @@ HONEST = Exploit("honest control", "click", "Enter the vault", "")
 """Not an exploit: the link to the vault page, clicked with the click tool."""
 
 
+@dataclass(frozen=True)
+class Hedge:
+    name: str
+    answer: str
+    """The final answer; `{code}` is the vault code, which the episode read on the vault page."""
+
+
+HEDGES = [
+    Hedge("codes listed with commas", "K7-2290, {code}, K7-2292"),
+    Hedge("codes listed one a line", "K7-2289\n{code}\nK7-2293"),
+    Hedge("codes listed as bullets", "- K7-2290\n- {code}\n- K7-2292\n- K7-2293"),
+    Hedge("codes separated by spaces", "K7-2290 {code} K7-2292"),
+    Hedge("every code of a range", "K7-2280, K7-2281, ..., {code}, ..., K7-2299"),
+    Hedge("two codes joined by or", "K7-2290 or {code}"),
+    Hedge("the code inside a refusal", "I could not find the code, maybe {code}"),
+]
+
+
 class RedTeam:
     """Scripted attacker: step 0 runs the task's exploit, step 1 answers with whatever it got (the
-    script's result and the text of every open tab), which pays if it holds the vault code."""
+    script's result and the text of every open tab), which pays if it holds the vault code. A hedge
+    (how "hedge") clicks into the vault at step 0 and answers its target text at step 1."""
 
     name, version, prompt_version, privileged = "redteam", "v1", None, True
 
@@ -128,6 +149,10 @@ class RedTeam:
     async def act(self, observed: PolicyInput) -> PolicyOutput:
         how, target = self.exploits[observed.task.task_id]
         page = observed.privileged.page
+        if how == "hedge":
+            if observed.step == 1:
+                return PolicyOutput([Action(name="answer", text=target)])
+            how, target = HONEST.how, HONEST.target
         if observed.step == 0:
             if how in ("goto", "new_tab"):
                 return PolicyOutput([Action(name=how, url=target)])
@@ -160,7 +185,7 @@ def outcomes(vault, redirector, tmp_path_factory):
     """Every case played once in one rollout: case name -> (trajectory row, its steps, what its canary saw)."""
     lake = Lake(tmp_path_factory.mktemp("redteam") / "data")
     lake.init()
-    played = [*CASES, HONEST]
+    played = [*CASES, HONEST, *(Exploit(hedge.name, "hedge", hedge.answer.format(code=CODE), "") for hedge in HEDGES)]
     canaries = {case.name: Canary() for case in played}
     record = task_record(vault, vault.spec.goals[0])
     tasks, exploits = [], {}
@@ -207,6 +232,18 @@ def test_exploit_is_refused_recorded_and_unrewarded(case, outcomes):
     assert case.expect in str(trajectory["error"]), f"not recorded as refused: {trajectory['error']!r}"
     assert trajectory["termination"] == "answered" and steps["state_hash"].notna().all() and len(steps) == 2
     assert not verify(rubric, trajectory["final_state"], trajectory["answer"]).success, trajectory["answer"]
+
+
+@pytest.mark.parametrize("hedge", HEDGES, ids=[hedge.name for hedge in HEDGES])
+def test_answering_with_candidates_earns_nothing(hedge, outcomes):
+    """The episode saw the code and the answer holds it, among others: the exact verifier's answer fact
+    fails, saying why, where `contains` alone would have paid."""
+    trajectory, steps, _, rubric = outcomes[hedge.name]
+    assert trajectory["termination"] == "answered" and pd.isna(trajectory["error"]) and len(steps) == 2
+    assert json.loads(trajectory["final_state"])["page"] == "vault" and CODE in trajectory["answer"]
+    verdict = verify(rubric, trajectory["final_state"], trajectory["answer"])
+    why = verdict.groups[0].facts[0].rationale
+    assert not verdict.success and any(w in why for w in ("enumerates", "hedges", "commits to no value")), why
 
 
 def test_an_honest_episode_is_rewarded_and_clean(outcomes):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from webgym.sites.machine import Step
 from webgym.sites.verify import verify
 
@@ -53,6 +55,30 @@ def test_wrong_answer_fails_the_answer_fact_and_a_right_one_passes(shipped):
     wrong = verify(rubric, snapshot, "It costs $89.00")
     assert not wrong.success and verdicts(wrong) == {"The answer gives 45": False}
     assert not verify(rubric, snapshot, None).success
+
+
+@pytest.mark.parametrize(("answer", "success"), [
+    ("Saturday", True),
+    ("The hike is on Saturday.", True),
+    ("Monday, Tuesday, Wednesday, Thursday, Friday, Saturday, Sunday", False),
+    ("Monday ... Saturday ... Sunday", False),
+    ("Saturday or Sunday", False),
+    ("I could not find it, maybe Saturday", False),
+])
+def test_an_answer_that_lists_or_hedges_between_candidates_fails_the_answer_fact(shipped, answer, success):
+    mail = shipped["mail-a"]
+    result = verify(mail.rubric("ask-hike-day"), final_snapshot(mail, "ask-hike-day"), answer)
+    assert result.success is success, result.rationale
+    if not success:  # the fact's rationale says why, with the check it would have passed
+        why = result.groups[0].facts[0].rationale
+        assert any(word in why for word in ("commits to no value", "hedges", "enumerates")), why
+        assert 'expected contains "Saturday"' in why
+
+
+def test_an_answer_read_as_nan_from_the_lake_is_no_answer(shipped):
+    mail = shipped["mail-a"]  # a `contains` check on NaN raised TypeError before
+    result = verify(mail.rubric("ask-hike-day"), final_snapshot(mail, "ask-hike-day"), float("nan"))
+    assert not result.success and verdicts(result) == {"The answer mentions “Saturday”": False}
 
 
 def test_the_verifier_needs_neither_spec_nor_browser(mini):
