@@ -1,5 +1,5 @@
 """The evaluate flow: a checkpoint (or the profile's policy) rolled out greedily on the held-out test
-split, judged, one `evals` row per episode.
+split (or the validation split), judged, one `evals` row per episode.
 
 Resumable like its parts: the rollout skips finished episodes, the judge skips judged ones, and evals
 rows already written are not written again.
@@ -8,6 +8,7 @@ rows already written are not written again.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 import pyarrow.dataset as ds
 from prefect import flow, task
@@ -47,20 +48,24 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
 
 @flow(name="evaluate")
 def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: int | None = None,
-             config_path: str | None = None, data_dir: str | None = None) -> EvaluateReport:
-    """Roll out a checkpoint greedily on held-out test tasks, judge, record one evals row per episode.
+             split: Literal["test", "validation"] = "test", config_path: str | None = None,
+             data_dir: str | None = None) -> EvaluateReport:
+    """Roll out a checkpoint greedily on held-out test tasks (or the validation split), judge, record one
+    evals row per episode.
 
     Args:
         checkpoint: Checkpoint directory (default: the profile's policy as configured).
         iteration: Iteration the evals rows belong to (default: the newest in the lake).
         size: Held-out tasks per held-out kind (unseen family, unseen site), a seeded sample that is the same
-            every time (default: the whole test split).
+            every time (default: the whole split).
+        split: test (held out: the headline) or validation (training families never trained on: whether a
+            new checkpoint is promoted).
         config_path: Profile YAML (default configs/local.yaml).
         data_dir: Lake root, a path or an fsspec URL.
     """
     config = load_config(config_path, data_dir)
     iteration = newest_iteration(config) if iteration is None else iteration
-    rolled = rollout(iteration=iteration, split="test", size=size, checkpoint=checkpoint, greedy=True,
+    rolled = rollout(iteration=iteration, split=split, size=size, checkpoint=checkpoint, greedy=True,
                      config_path=config_path, data_dir=config.lake.data_dir)
     judge(iteration=iteration, config_path=config_path, data_dir=config.lake.data_dir)
     report = record_evals(config, iteration, rolled.trajectory_ids)

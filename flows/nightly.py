@@ -1,6 +1,11 @@
 """The nightly iteration: build the task set, then per iteration sample -> rollout -> judge -> accept
-(GRPO: roll out more until enough effective groups) -> train -> serve -> evaluate on the OOD split,
-then the warehouse and the report.
+(GRPO: roll out more until enough effective groups) -> train -> validate and promote -> serve ->
+evaluate on the OOD split, then the warehouse and the report.
+
+With nightly.validation_tasks, a new checkpoint is evaluated greedily on the validation split (training
+families, never trained on) and becomes the served policy only when it does at least as well there as
+the served one (stages/promote.py); otherwise the served policy stays, the next night rolls it out and
+trains from it, and the night's held-out evaluation is of the policy actually served.
 
 Every stage is idempotent, so a run killed anywhere and started again finishes the iteration it was
 in without redoing or duplicating finished work: rollouts skip finished episodes, the judge skips
@@ -16,9 +21,12 @@ Every stage goes through `stage`, which runs it in this process or, with nightly
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import pandas as pd
+import pyarrow.dataset as ds
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
@@ -31,6 +39,7 @@ from flows.serve import serve
 from flows.train import acceptance, train
 from stages.evaluate import EvaluateReport
 from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rollout_success
+from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config
 from webgym.lake import Lake
 from webgym.warehouse import query
@@ -47,8 +56,11 @@ class IterationSummary:
     rollout_success: float | None
     accepted_steps: int
     checkpoint_id: str
+    promotion: dict
+    """The promotions row of the new checkpoint: promoted or kept back, with its validation figures."""
     evaluation: EvaluateReport
-    """The held-out evaluation of the iteration's checkpoint (success with intervals, by held-out kind)."""
+    """The held-out evaluation of the policy served after the iteration (success with intervals, by held-out
+    kind): the new checkpoint when promoted, else the one served before."""
 
 
 @dataclass
@@ -95,9 +107,25 @@ def stage(dispatch: Literal["local", "deployments"], flow_fn: Flow, **parameters
 def next_plan(config: Config) -> IterationPlan:
     """The next iteration as the lake stands (stages/iterations.py)."""
     lake = Lake(config.lake.data_dir)
-    evals = lake.read_table("evals", columns=["iteration", "evaluated_at"])
+    evals = lake.read_table("evals", columns=["iteration", "split", "evaluated_at"])
     return plan_iteration(lake.read_table("checkpoints"), evals, lake.read_table("trajectories", columns=["iteration"]),
-                          config.nightly.warm_start_tasks)
+                          config.nightly.warm_start_tasks, rejected_checkpoints(lake.read_table("promotions")))
+
+
+@task(cache_policy=NO_CACHE)
+def record_promotion(config: Config, plan: IterationPlan, checkpoint_id: str, validated: EvaluateReport | None,
+                     served_validated: EvaluateReport | None) -> dict:
+    """The promotion decision of a new checkpoint (stages/promote.py), written once: a resumed night
+    reuses the decision it made."""
+    lake = Lake(config.lake.data_dir)
+    present = lake.read_table("promotions", filter=ds.field("checkpoint_id") == checkpoint_id)
+    if len(present):
+        return present.iloc[0].to_dict()
+    row = promotion(plan.iteration, checkpoint_id, validated, plan.checkpoint_id, served_validated,
+                    config.nightly.promotion_tolerance, dt.datetime.now(dt.UTC))
+    lake.write_table("promotions", pd.DataFrame([row]), run_id=f"promote-{plan.iteration}")
+    get_run_logger().info("iteration %d: %s %s", plan.iteration, checkpoint_id, row["reason"])
+    return row
 
 
 @task(cache_policy=NO_CACHE)
@@ -118,7 +146,8 @@ def write_report(config: Config) -> str:
 
 
 def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
-    """One iteration: (warm start or rollout) -> judge -> [dynamic sampling] -> train -> serve -> evaluate."""
+    """One iteration: (warm start or rollout) -> judge -> [dynamic sampling] -> train -> validate and
+    promote -> serve -> evaluate."""
     settings, root, iteration, warm = config.nightly, config.lake.data_dir, plan.iteration, plan.warm_start
     checkpoint = None if warm else plan.checkpoint
     if warm:
@@ -140,14 +169,23 @@ def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) 
             ids += more.trajectory_ids
     trained = stage(settings.dispatch, train, iteration=iteration, objective="sft" if warm else None,
                     epochs=settings.warm_start_epochs if warm else None, config_path=config_path, data_dir=root)
-    # A configured server (vLLM on a cluster) moves to the new checkpoint; the scorer and local
+    validated = served_validated = None
+    if settings.validation_tasks:
+        validated = stage(settings.dispatch, evaluate, checkpoint=trained.path, iteration=iteration, split="validation",
+                          size=settings.validation_tasks, config_path=config_path, data_dir=root)
+        if checkpoint:
+            served_validated = stage(settings.dispatch, evaluate, checkpoint=checkpoint, split="validation",
+                                     iteration=plan.checkpoint_iteration, size=settings.validation_tasks,
+                                     config_path=config_path, data_dir=root)
+    promoted = record_promotion(config, plan, trained.checkpoint_id, validated, served_validated)
+    served, served_id = (trained.path, trained.checkpoint_id) if promoted["promoted"] else (checkpoint, plan.checkpoint_id)
+    # A configured server (vLLM on a cluster) moves to the served checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
-    stage(settings.dispatch, serve, checkpoint=trained.path, served_model_name=trained.checkpoint_id,
-          config_path=config_path)
-    evaluated = stage(settings.dispatch, evaluate, checkpoint=trained.path, iteration=iteration,
+    stage(settings.dispatch, serve, checkpoint=served, served_model_name=served_id, config_path=config_path)
+    evaluated = stage(settings.dispatch, evaluate, checkpoint=served, iteration=iteration,
                       size=settings.eval_tasks, config_path=config_path, data_dir=root)
     return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids), episodes_success(config, ids),
-                            trained.accepted_steps, trained.checkpoint_id, evaluated)
+                            trained.accepted_steps, trained.checkpoint_id, promoted, evaluated)
 
 
 @flow(name="nightly")

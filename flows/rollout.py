@@ -52,13 +52,14 @@ class RolloutReport:
 
 @task(cache_policy=NO_CACHE)
 def select_tasks(config: Config, split: str, size: int | None, seed: int) -> list[str]:
-    """Task ids to roll out: a training batch by difficulty ratio (blocklist skipped), or held-out tasks."""
+    """Task ids to roll out: a training batch by difficulty ratio (blocklist skipped), or the validation or
+    held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
     if split == "train":
         blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
         return training_batch(tasks, size or len(tasks), config.taskset.sample.ratio, seed, blocked)["task_id"].tolist()
-    return evaluation_batch(tasks, size, seed)["task_id"].tolist()
+    return evaluation_batch(tasks, size, seed, split)["task_id"].tolist()
 
 
 @task(retries=1, retry_delay_seconds=10, cache_policy=NO_CACHE)
@@ -89,7 +90,7 @@ def _shards(ids: list[str], shards: int) -> list[list[str]]:
 
 
 @flow(name="rollout")
-def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size: int | None = 32,
+def rollout(iteration: int = 0, split: Literal["train", "validation", "test"] = "train", size: int | None = 32,
             policy: PolicyKind | None = None, checkpoint: str | None = None, greedy: bool = False, draw: int = 0,
             engine: Literal["async", "sync"] | None = None, concurrency: int | None = None,
             group_size: int | None = None, horizons: dict[str, int] | None = None, shards: int | None = None,

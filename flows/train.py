@@ -4,7 +4,7 @@ the checkpoint.
 Resumable: accepted rows already written for (iteration, objective) are reused, and an iteration that
 already has its checkpoint is not trained again. The policy kind decides the trainer: the set-of-marks
 scorer trains in-process in seconds (the embedded default), the vision-language policies (`local`,
-`chat` served by vLLM) go through webgym/train/trainer.py from the newest checkpoint; both with the
+`chat` served by vLLM) go through webgym/train/trainer.py from the served checkpoint; both with the
 profile's `train` block.
 """
 
@@ -19,6 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.gates import quality_gate, recover_lake
 from stages.accept import STEP_COLUMNS, Acceptance, accept
 from stages.iterations import latest_checkpoint
+from stages.promote import rejected_checkpoints
 from webgym.config import Config, Objective, checkpoints_dir, load_config, replaced
 from webgym.lake import Lake
 from webgym.train.fit import fit_policy
@@ -67,8 +68,8 @@ def select_steps(config: Config, iteration: int) -> dict:
 
 @task(cache_policy=NO_CACHE)
 def fit(config: Config, iteration: int) -> dict:
-    """Train on the accepted rows of `iteration` from the newest earlier checkpoint; record the new one
-    (once per iteration and objective)."""
+    """Train on the accepted rows of `iteration` from the served checkpoint (the newest earlier one not kept
+    back by promotion); record the new one (once per iteration and objective)."""
     lake = Lake(config.lake.data_dir)
     done = lake.read_table("checkpoints", filter=(ds.field("iteration") == iteration)
                            & (ds.field("objective") == config.train.objective))
@@ -81,7 +82,8 @@ def fit(config: Config, iteration: int) -> dict:
     if accepted.empty:
         raise ValueError(f"iteration {iteration}: accept kept no step (no successful, unblocked episode under "
                          f"{config.accept.objective}); roll out and judge more before training")
-    previous = latest_checkpoint(lake.read_table("checkpoints"), before=iteration)
+    previous = latest_checkpoint(lake.read_table("checkpoints"), before=iteration,
+                                 rejected=rejected_checkpoints(lake.read_table("promotions")))
     fitted = fit_policy(config, lake, accepted, previous["path"] if previous else None, iteration,
                         checkpoints_dir(config))
     return {"checkpoint_id": fitted.checkpoint_id, "path": fitted.path, "metrics": fitted.metrics,
@@ -102,7 +104,7 @@ def _with_parameters(config: Config, objective: Objective | None, iterations_bac
 def train(iteration: int, objective: Objective | None = None, iterations_back: int | None = None,
           learning_rate: float | None = None, epochs: int | None = None, config_path: str | None = None,
           data_dir: str | None = None) -> TrainReport:
-    """Accept the steps of an iteration, train the policy from the newest earlier checkpoint, record
+    """Accept the steps of an iteration, train the policy from the served checkpoint, record
     the checkpoint. Unset parameters come from the profile (its accept and train blocks).
 
     Args:

@@ -18,7 +18,8 @@ class Eval(BaseModel):
                                   "recorded before evaluations were told apart).")
     iteration: int = Field(ge=0, description="Iteration evaluated.")
     checkpoint: str = Field(description="Checkpoint or policy version evaluated.")
-    split: Literal["train", "test"] = Field(description="Split the task came from.")
+    split: Literal["train", "validation", "test"] = Field(
+        description="Split the task came from: test (the held-out headline) or validation (promotion decisions).")
     held_out: Literal["family", "site"] | None = Field(
         default=None, description="How the task is held out: unseen site family, or unseen site (tasks.held_out).")
     task_id: str = Field(description="The task (tasks.task_id).")

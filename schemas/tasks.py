@@ -55,7 +55,9 @@ class Task(BaseModel):
     subdomain: str | None = Field(default=None, description="One of the domain's subdomains in TAXONOMY (24 in all).")
     difficulty: int | None = Field(default=None, ge=1, description="Number of facts in the rubric.")
     source_difficulty: str | None = Field(default=None, description="The source's own difficulty label.")
-    split: Literal["train", "test"] | None = Field(default=None, description="OOD split, set by the split stage.")
+    split: Literal["train", "validation", "test"] | None = Field(
+        default=None, description="OOD split, set by the split stage: train, validation (training-family tasks never "
+                                  "trained on, which decide whether a new checkpoint is promoted) or test (held out).")
     held_out: Literal["family", "site"] | None = Field(
         default=None, description="How a test task is held out (split stage): with its whole site family (unseen "
                                   "structure), or as one website (unseen data of a training family, or an unseen "

@@ -9,9 +9,10 @@ from pydantic import BaseModel, Field
 
 from schemas.table import TableSchema
 
-Purpose = Literal["train", "demonstration", "evaluation"]
+Purpose = Literal["train", "demonstration", "evaluation", "validation"]
 """Why an episode was run: a training rollout of the policy, a demonstration (the oracle on training
-tasks: the warm start), or an evaluation on held-out tasks. Rates never mix them."""
+tasks: the warm start), an evaluation on held-out tasks, or a validation of a new checkpoint on the
+validation split (whether it is promoted). Rates never mix them."""
 
 Termination = Literal["answered", "max_steps", "parse_error", "env_error", "navigation_failed",
                       "blocked", "timeout", "policy_error", "cut"]
@@ -22,7 +23,7 @@ class Trajectory(BaseModel):
     task_id: str = Field(description="The task attempted (tasks.task_id).")
     iteration: int = Field(ge=0, description="Training iteration that produced it.")
     group_id: str | None = Field(default=None, description="Episodes of one task rolled out together (GRPO).")
-    purpose: Purpose | None = Field(default=None, description="Why it was run: train, demonstration or evaluation "
+    purpose: Purpose | None = Field(default=None, description="Why it was run: train, demonstration, evaluation or validation "
                                                               "(null: recorded before episodes said why).")
     policy: str = Field(description="Policy kind: chat, local, oracle, random, ...")
     policy_version: str = Field(description="Checkpoint or model the policy ran.")

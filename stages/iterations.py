@@ -1,10 +1,10 @@
-"""Iteration bookkeeping of the nightly loop, over the checkpoints, evals and trajectories tables:
-which checkpoint is the newest, which iteration runs next, whether a warm start is due, how much
-dynamic sampling still wants, and how an iteration's rollouts did."""
+"""Iteration bookkeeping of the nightly loop, over the checkpoints, promotions, evals and trajectories
+tables: which checkpoint is served (the newest not kept back), which iteration runs next, whether a warm
+start is due, how much dynamic sampling still wants, and how an iteration's rollouts did."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
 import pandas as pd
@@ -18,14 +18,22 @@ class IterationPlan:
     warm_start: bool
     """It is the warm start: oracle demonstrations on train tasks, then SFT."""
     checkpoint: str | None
-    """The newest checkpoint's path, which the iteration rolls out (None: the profile's policy)."""
+    """The served checkpoint's path (the newest not kept back by promotion), which the iteration rolls out
+    (None: the profile's policy)."""
+    checkpoint_id: str | None
+    """The served checkpoint's id (None: the profile's policy)."""
+    checkpoint_iteration: int | None
+    """The iteration that trained the served checkpoint (where its validation episodes are)."""
     untrained: bool
     """No checkpoint exists yet."""
 
 
-def latest_checkpoint(checkpoints: pd.DataFrame, before: int | None = None) -> dict | None:
-    """The newest checkpoints row (of an iteration before `before`, when given), None when there is none."""
-    rows = checkpoints if before is None else checkpoints[checkpoints["iteration"] < before]
+def latest_checkpoint(checkpoints: pd.DataFrame, before: int | None = None,
+                      rejected: Collection[str] = ()) -> dict | None:
+    """The newest checkpoints row (of an iteration before `before`, when given), leaving out the `rejected`
+    ones (kept back by promotion: stages.promote): the served checkpoint. None when there is none."""
+    rows = checkpoints[~checkpoints["checkpoint_id"].isin(set(rejected))]
+    rows = rows if before is None else rows[rows["iteration"] < before]
     return None if rows.empty else rows.sort_values(["iteration", "created_at"]).iloc[-1].to_dict()
 
 
@@ -35,9 +43,10 @@ def latest_iteration(trajectories: pd.DataFrame) -> int:
 
 
 def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame) -> bool:
-    """An iteration is finished when a checkpoint of it exists and was evaluated afterwards."""
+    """An iteration is finished when a checkpoint of it exists and the test split was evaluated afterwards
+    (its validation, which comes first, does not count)."""
     mine = checkpoints.loc[checkpoints["iteration"] == iteration, "created_at"]
-    later = evals.loc[evals["iteration"] == iteration, "evaluated_at"]
+    later = evals.loc[(evals["iteration"] == iteration) & (evals["split"] == "test"), "evaluated_at"]
     return bool(len(mine)) and bool(len(later)) and later.max() >= mine.max()
 
 
@@ -57,13 +66,14 @@ def warm_start_due(iteration: int, warm_start_tasks: int, checkpoints: pd.DataFr
 
 
 def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame,
-                   warm_start_tasks: int) -> IterationPlan:
+                   warm_start_tasks: int, rejected: Collection[str] = ()) -> IterationPlan:
     """The next iteration from the checkpoints, evals and trajectories tables (`warm_start_tasks`: the
-    profile's nightly.warm_start_tasks)."""
+    profile's nightly.warm_start_tasks; `rejected`: checkpoints kept back by promotion)."""
     iteration = next_iteration(checkpoints, evals, trajectories)
-    newest = latest_checkpoint(checkpoints)
+    served = latest_checkpoint(checkpoints, before=iteration, rejected=rejected)
     return IterationPlan(iteration, warm_start_due(iteration, warm_start_tasks, checkpoints),
-                         newest["path"] if newest else None, checkpoints.empty)
+                         served["path"] if served else None, served["checkpoint_id"] if served else None,
+                         int(served["iteration"]) if served else None, checkpoints.empty)
 
 
 def rollout_success(verdicts: pd.DataFrame, trajectory_ids: list[str]) -> float | None:

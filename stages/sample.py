@@ -54,10 +54,12 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
     return pool.iloc[rows].reset_index(drop=True)
 
 
-def evaluation_batch(tasks: pd.DataFrame, size: int | None = None, seed: int = 0) -> pd.DataFrame:
-    """The held-out tasks to evaluate on: every test task, or `size` of each held-out kind (unseen
-    family, unseen site) drawn by seed, so both kinds are measured on the same footing."""
-    pool = tasks[tasks["split"] == "test"]
+def evaluation_batch(tasks: pd.DataFrame, size: int | None = None, seed: int = 0,
+                     split: str = "test") -> pd.DataFrame:
+    """The tasks to evaluate on: every task of `split` (test: held out; validation: promotion checks), or
+    `size` of each held-out kind (unseen family, unseen site; validation tasks are of one kind) drawn by
+    seed, so both kinds are measured on the same footing."""
+    pool = tasks[tasks["split"] == split]
     if size is None:
         return pool.reset_index(drop=True)
     rng = np.random.default_rng(seed)

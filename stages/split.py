@@ -8,8 +8,10 @@ last `held_out_instances` generated sites of every other family and the `held_ou
 data on a structure training knows); the draw covers the other websites. Every test task records how
 it is held out (`held_out`: family or site) and every task on a synthetic site its site family. Every
 other task on a test website is removed, tasks without a website stay in training, and decomposed
-tasks follow their parent (those of a removed parent are removed). `leaks` proves no website, no task
-lineage and no family held out whole is on both sides.
+tasks follow their parent (those of a removed parent are removed). Of the training tasks, a seeded
+`validation_fraction` of lineages becomes the validation split (training families, never trained on).
+`leaks` proves no website and no family held out whole is on both sides of the test line and no task
+lineage on two splits.
 """
 
 from __future__ import annotations
@@ -38,14 +40,15 @@ def _lineage(tasks: pd.DataFrame) -> pd.Series:
 def leaks(tasks: pd.DataFrame) -> pd.DataFrame:
     """One row per website, task lineage or site family held out whole found in both splits (empty when
     the split is clean)."""
-    split = tasks[tasks["split"].notna()].assign(lineage=lambda f: _lineage(f))
+    split = tasks[tasks["split"].notna()].assign(lineage=lambda f: _lineage(f),
+                                                  side=lambda f: f["split"] == "test")
     rows = []
-    for column in ("website", "lineage"):
-        sides = split.dropna(subset=[column]).groupby(column)["split"].nunique()
+    for column, sides_of in (("website", "side"), ("lineage", "split")):
+        sides = split.dropna(subset=[column]).groupby(column)[sides_of].nunique()
         rows += [{"kind": column, "value": value} for value in sides[sides > 1].index]
     if "held_out" in split:
         whole = set(split.loc[split["held_out"] == "family", "family"].dropna())
-        trained = set(split.loc[split["split"] == "train", "family"].dropna())
+        trained = set(split.loc[~split["side"], "family"].dropna())
         rows += [{"kind": "family", "value": value} for value in sorted(whole & trained)]
     return pd.DataFrame(rows, columns=["kind", "value"])
 
@@ -68,8 +71,16 @@ def held_out_sites(sites: pd.DataFrame, config: SplitConfig) -> dict[str, str]:
     return kinds
 
 
+def _training_splits(lineage: pd.Series, in_test: np.ndarray, validation_fraction: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """test for test tasks; of the other lineages a drawn `validation_fraction` validation, the rest train."""
+    lineages = np.sort(lineage[~in_test].unique())
+    chosen = rng.choice(lineages, size=int(round(validation_fraction * len(lineages))), replace=False)
+    return np.where(in_test, "test", np.where(lineage.isin(set(chosen)), "validation", "train"))
+
+
 def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The tasks that remain, with `split` set to test or train, `held_out` to how a test task is held
+    """The tasks that remain, with `split` set to test, validation or train, `held_out` to how a test task is held
     out and `family` to the site family of a synthetic site's task (`sites`: the world's sites, see
     held_out_sites; None: held_out_websites name the whole-site sources' test websites). Tasks removed
     because they share a test website (and their decomposed tasks) are left out. Raises LeakageError
@@ -103,7 +114,7 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | 
     kept = tasks[keep]
     family_of = {} if sites is None else dict(zip(sites["website"], sites["family"], strict=True))
     result = kept.assign(
-        split=np.where(in_test[keep], "test", "train"),
+        split=_training_splits(_lineage(kept), in_test[keep], config.validation_fraction, rng),
         held_out=[held_out[w] if test else None for w, test in zip(kept["website"], in_test[keep], strict=True)],
         family=kept["website"].map(family_of).astype(object).where(kept["website"].isin(family_of), None),
     ).reset_index(drop=True)

@@ -99,7 +99,7 @@ def _task_rule_checks(tasks: pd.DataFrame) -> list[_Check]:
             gxe.ExpectColumnPairValuesToBeEqual(column_A="difficulty", column_B="rubric_facts"),
             gxe.ExpectColumnValuesToBeInSet(column="checks_fit_facts", value_set=[True]),
         ], keys),
-        _Check("tasks", tasks.loc[tasks["split"] == "train", ["task_id", "website"]], [
+        _Check("tasks", tasks.loc[tasks["split"].isin(["train", "validation"]), ["task_id", "website"]], [
             gxe.ExpectColumnValuesToNotBeInSet(column="website", value_set=test_websites),
         ], keys),
         _Check("tasks", children[["task_id", "split", "parent_split"]], [

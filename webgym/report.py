@@ -91,22 +91,26 @@ def _stacked_barh(ax: Axes, frame: pd.DataFrame, index: str, columns: str, value
 # -- sections: each takes a connection to the warehouse views and returns its HTML body ------
 
 HEADLINE_EVALUATION = """
-    SELECT evaluation FROM evals WHERE evaluation IS NOT NULL
-    GROUP BY evaluation ORDER BY count(DISTINCT checkpoint) DESC, max(evaluated_at) DESC LIMIT 1"""
-"""The evaluation the curve shows: the task sample evaluated for the most checkpoints (the nightly's
-own, repeated every iteration); others are listed apart, never mixed into it."""
+    SELECT evaluation FROM evals WHERE evaluation IS NOT NULL AND split = 'test'
+    GROUP BY evaluation ORDER BY count(DISTINCT (iteration, checkpoint)) DESC, max(evaluated_at) DESC LIMIT 1"""
+"""The evaluation the curve shows: the held-out task sample evaluated at the most iterations (the
+nightly's own, repeated every iteration); others, validation included, are listed apart, never mixed in."""
 
 
 def _points(con: duckdb.DuckDBPyConnection, evaluation: str) -> pd.DataFrame:
-    """One point per evaluated checkpoint of `evaluation`, in order, labelled: `untrained` for a policy
-    no checkpoints row names (the starting policy), else `it<iteration>` (iteration 0: the warm start)."""
+    """One point per evaluated (iteration, checkpoint) of `evaluation`, in order, labelled: `untrained` for a
+    policy no checkpoints row names (the starting policy), else `it<iteration>` (iteration 0: the warm
+    start), with `kept it<j>` when the night's checkpoint was kept back and the one of iteration j stayed
+    served."""
     return con.execute("""
-        SELECT e.checkpoint, min(e.iteration) AS iteration, min(e.evaluated_at) AS evaluated_at,
+        SELECT e.iteration, e.checkpoint, min(e.evaluated_at) AS evaluated_at,
                CASE WHEN bool_or(c.checkpoint_id IS NULL) THEN 'untrained'
-                    WHEN min(e.iteration) = 0 THEN 'it0 warm start'
-                    ELSE 'it' || min(e.iteration) END AS point
+                    WHEN e.iteration = 0 THEN 'it0 warm start'
+                    WHEN any_value(c.iteration) < e.iteration THEN 'it' || e.iteration || ' kept it' || any_value(c.iteration)
+                    ELSE 'it' || e.iteration END AS point
         FROM evals e LEFT JOIN checkpoints c ON c.checkpoint_id = e.checkpoint
-        WHERE e.evaluation = ? GROUP BY e.checkpoint ORDER BY min(e.evaluated_at)""", [evaluation]).df()
+        WHERE e.evaluation = ? GROUP BY e.iteration, e.checkpoint ORDER BY min(e.evaluated_at)""",
+                       [evaluation]).df()
 
 
 def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
@@ -115,22 +119,23 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
         return _no_data("no evaluation on held-out tasks in the evals table")
     evaluation = found[0][0]
     points = _points(con, evaluation)
-    order = {checkpoint: i for i, checkpoint in enumerate(points["checkpoint"])}
+    order = {(i, c): x for x, (i, c) in enumerate(zip(points["iteration"], points["checkpoint"], strict=True))}
     kinds = con.execute("""
-        SELECT checkpoint, coalesce(held_out, 'site') AS held_out, sum(episodes)::BIGINT AS episodes,
+        SELECT iteration, checkpoint, coalesce(held_out, 'site') AS held_out, sum(episodes)::BIGINT AS episodes,
                sum(successes)::BIGINT AS successes
         FROM eval_success WHERE evaluation = ? GROUP BY ALL""", [evaluation]).df()
-    overall = kinds.groupby("checkpoint", as_index=False)[["episodes", "successes"]].sum().assign(held_out="all")
-    rows = pd.concat([overall, kinds], ignore_index=True)
-    rows = rows.assign(success_rate=rows.successes / rows.episodes, x=rows.checkpoint.map(order))
+    overall = kinds.groupby(["iteration", "checkpoint"], as_index=False)[["episodes", "successes"]].sum()
+    rows = pd.concat([overall.assign(held_out="all"), kinds], ignore_index=True)
+    rows = rows.assign(success_rate=rows.successes / rows.episodes,
+                       x=[order[key] for key in zip(rows.iteration, rows.checkpoint, strict=True)])
     bounds = [wilson_interval(int(k), int(n)) for k, n in zip(rows.successes, rows.episodes, strict=True)]
     rows = rows.assign(ci_low=[low for low, _ in bounds], ci_high=[high for _, high in bounds])
     bands = con.execute("""
-        SELECT checkpoint, coalesce(difficulty_band, 'unknown') AS difficulty_band,
+        SELECT iteration, checkpoint, coalesce(difficulty_band, 'unknown') AS difficulty_band,
                sum(episodes)::BIGINT AS episodes, sum(successes)::BIGINT AS successes,
                sum(successes) / sum(episodes) AS success_rate
         FROM eval_success_by_band WHERE evaluation = ? GROUP BY ALL""", [evaluation]).df()
-    bands = bands.assign(x=bands.checkpoint.map(order))
+    bands = bands.assign(x=[order[key] for key in zip(bands.iteration, bands.checkpoint, strict=True)])
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     left, right = fig.subplots(1, 2, sharey=True)
     for offset, (kind, group) in enumerate(rows.sort_values("x").groupby("held_out", sort=True)):
@@ -153,7 +158,8 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
                "per held-out kind (family: sites of a family never trained on; site: unseen sites of training "
                "families) with 95% Wilson intervals, right per difficulty band (easy 1-3 facts, medium 4-6, hard "
                "7+). Views eval_success and eval_success_by_band.")
-    table = rows.merge(points[["checkpoint", "point"]], on="checkpoint").sort_values(["x", "held_out"])
+    table = rows.merge(points[["iteration", "checkpoint", "point"]], on=["iteration", "checkpoint"])
+    table = table.sort_values(["x", "held_out"])
     others = con.execute("""
         SELECT evaluation, count(DISTINCT checkpoint) AS checkpoints, count(*) AS episodes,
                avg(success::INT) AS success_rate
@@ -161,7 +167,8 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
     listed = "" if others.empty else (
         "<p class=\"meta\">Other evaluations (other task samples or settings, not comparable with the curve):</p>"
         + _table(others, "other-evaluations"))
-    by_band = bands.merge(points[["checkpoint", "point"]], on="checkpoint").sort_values(["x", "difficulty_band"])
+    by_band = bands.merge(points[["iteration", "checkpoint", "point"]], on=["iteration", "checkpoint"])
+    by_band = by_band.sort_values(["x", "difficulty_band"])
     return (_figure(fig, caption)
             + _table(table[["point", "checkpoint", "held_out", "episodes", "successes", "success_rate", "ci_low",
                             "ci_high"]], "heldout-success")
@@ -270,6 +277,18 @@ def checkpoints(con: duckdb.DuckDBPyConnection) -> str:
     return _table(table, "checkpoints")
 
 
+def promotions(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("""
+        SELECT iteration, checkpoint_id, promoted, episodes, success_rate, served_checkpoint, served_success_rate,
+               reason
+        FROM promotions ORDER BY iteration""").df()
+    if frame.empty:
+        return _no_data("no promotion decision in the promotions table (nightly.validation_tasks 0)")
+    return ("<p class=\"meta\">Each new checkpoint's greedy success on the validation split (training families, "
+            "never trained on) against the served checkpoint's on the same tasks: a checkpoint that validates "
+            "worse is kept back and the served policy stays. Table promotions.</p>" + _table(frame, "promotions"))
+
+
 def table_rows(con: duckdb.DuckDBPyConnection) -> str:
     union = " UNION ALL ".join(f"SELECT '{name}' AS table_name, count(*) AS row_count FROM {name}" for name in TABLES)
     return _table(con.execute(union).df(), "table-rows")
@@ -283,6 +302,7 @@ SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
     ("llm-calls", "LLM calls and cost", llm_calls),
     ("throughput", "Rollout throughput", throughput),
     ("checkpoints", "Checkpoints", checkpoints),
+    ("promotions", "Promotions", promotions),
     ("tables", "Rows per table", table_rows),
 ]
 """(anchor, heading, section function), in page order."""

@@ -45,3 +45,19 @@ def test_evaluate_a_scorer_checkpoint_records_its_version(prefect_harness, tmp_p
     assert set(evals["iteration"]) == {4} and len(evals) == 2
     trajectories = lake.read_table("trajectories")
     assert set(trajectories["policy"]) == {"scorer"}
+
+
+@pytest.mark.slow
+def test_a_validation_run_is_its_own_evaluation_on_validation_tasks_only(prefect_harness, tmp_path):
+    from flows.evaluate import evaluate
+
+    lake = lake_with_site_tasks(tmp_path, ["mail-b", "shop-a", "fly-a"], goals=2, test_sites=["mail-b"],
+                                validation_sites=["fly-a"])
+    tested = evaluate(config_path=_profile(tmp_path, "oracle"))
+    validated = evaluate(split="validation", config_path=_profile(tmp_path, "oracle"))
+    evals = lake.read_table("evals").merge(lake.read_table("tasks")[["task_id", "website"]], on="task_id")
+    assert validated.evaluation != tested.evaluation and validated.episodes == tested.episodes == 2
+    assert evals.groupby("split")["website"].agg(set).to_dict() == {"test": {"mail-b.test"},
+                                                                    "validation": {"fly-a.test"}}
+    purposes = lake.read_table("trajectories").merge(evals, on="trajectory_id").groupby("split")["purpose"].agg(set)
+    assert purposes.to_dict() == {"test": {"evaluation"}, "validation": {"validation"}}

@@ -43,10 +43,20 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     assert checkpoints["iteration"].tolist() == [0, 1] and checkpoints["objective"].tolist() == ["sft", "filtered_bc"]
     # the warm start trains nightly.warm_start_epochs (local.yaml's 30), iterations the profile's 4
     assert [dict(m)["train/epochs"] for m in checkpoints["metrics"]] == [30.0, 4.0]
-    evals = lake.read_table("evals")
+    all_evals = lake.read_table("evals")
+    evals = all_evals[all_evals["split"] == "test"]
     assert sorted(evals.groupby("iteration").size().tolist()) == [16, 16]  # 8 tasks of each held-out kind
     assert set(evals.groupby(["iteration", "held_out"]).size()) == {8} and evals["evaluation"].nunique() == 1
-    assert set(evals["checkpoint"]) == set(checkpoints["checkpoint_id"]) and set(evals["split"]) == {"test"}
+    # every checkpoint is validated on the same 4 validation tasks, never on test tasks, before it is served
+    validation = all_evals[all_evals["split"] == "validation"]
+    assert validation.groupby("checkpoint").size().to_dict() == dict.fromkeys(checkpoints["checkpoint_id"], 4)
+    assert validation["evaluation"].nunique() == 1 and not set(validation["task_id"]) & set(evals["task_id"])
+    promotions = lake.read_table("promotions").set_index("iteration")
+    warm, first = checkpoints["checkpoint_id"].tolist()
+    assert promotions.loc[0, "promoted"] and promotions.loc[1, "served_checkpoint"] == warm
+    served = first if promotions.loc[1, "promoted"] else warm  # kept back: the warm start stays served
+    assert set(evals.loc[evals["iteration"] == 1, "checkpoint"]) == {served}
+    assert promotions.loc[1, "reason"] in out
     trajectories = lake.read_table("trajectories").merge(lake.read_table("tasks")[["task_id", "split"]])
     train = trajectories[trajectories["split"] == "train"]
     assert set(train[train["iteration"] == 0]["policy"]) == {"oracle"}
@@ -59,6 +69,8 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
         assert answered.returncode == 0 and "(0 rows)" not in answered.stdout, (sql, answered.stdout[-500:])
     again = _webgym(profile, "nightly", "--iterations", "1")
     assert again.returncode == 0 and "iteration 2 (rollout)" in " ".join(again.stdout.split())
+    rolled = lake.read_table("trajectories", columns=["iteration", "purpose", "policy_version"])
+    assert set(rolled.loc[(rolled["iteration"] == 2) & (rolled["purpose"] == "train"), "policy_version"]) == {served}
 
 
 @pytest.mark.slow

@@ -210,3 +210,41 @@ def test_cli_stats_prints_every_breakdown(lake, monkeypatch):
     for title in ("by source", "by difficulty band", "by domain", "by split"):
         assert f"tasks {title}" in result.output
     assert "synthetic" in result.output and "hard" in result.output and "easy" in result.output
+
+
+def test_a_share_of_training_lineages_becomes_the_validation_split_and_validation_never_meets_test():
+    tasks, sites = world()
+    config = SplitConfig(held_out_families=["clinic"], held_out_instances=1, held_out_websites=["shop-b.test"],
+                         test_websites=0, validation_fraction=0.5)
+    result = split_tasks(tasks, config, sites)
+    validation = result[result["split"] == "validation"]
+    train = result[result["split"] == "train"]
+    assert len(validation[validation["parent_task_id"].isna()]) == 2  # half of the 4 training lineages
+    assert set(validation["parent_task_id"].dropna()) <= set(validation["task_id"])  # children follow parents
+    assert set(validation["family"]) <= {"shop", "mail"} and validation["held_out"].isna().all()
+    assert not set(validation["website"]) & set(result.loc[result["split"] == "test", "website"])
+    assert leaks(result).empty and len(train) + len(validation) == 8
+    without = split_tasks(tasks, config.model_copy(update={"validation_fraction": 0.0}), sites)
+    assert "validation" not in set(without["split"])
+    assert set(without.loc[without["split"] == "test", "task_id"]) == set(result.loc[result["split"] == "test",
+                                                                                       "task_id"])
+
+
+def test_a_lineage_split_between_train_and_validation_is_a_leak():
+    tasks, sites = world()
+    result = split_tasks(tasks, SplitConfig(held_out_families=["clinic"], test_websites=0, validation_fraction=0.5),
+                         sites)
+    child = result[(result["split"] == "validation") & result["parent_task_id"].notna()].iloc[0]
+    result.loc[result["task_id"] == child["task_id"], "split"] = "train"
+    assert ("lineage", child["parent_task_id"]) in set(map(tuple, leaks(result).to_numpy()))
+
+
+def test_validation_batches_come_from_the_validation_split_only():
+    tasks, sites = world()
+    result = split_tasks(tasks, SplitConfig(held_out_families=["clinic"], test_websites=0, validation_fraction=0.5),
+                         sites)
+    batch = evaluation_batch(result, 3, seed=1, split="validation")
+    assert len(batch) == 3 and set(batch["split"]) == {"validation"}
+    assert batch["task_id"].tolist() == evaluation_batch(result, 3, seed=1, split="validation")["task_id"].tolist()
+    assert not set(training_batch(result, 100)["task_id"]) & set(result.loc[result["split"] == "validation",
+                                                                             "task_id"])

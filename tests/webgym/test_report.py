@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from schemas.checkpoints import Checkpoint
 from schemas.evals import Eval
 from schemas.llm_calls import LlmCall
+from schemas.promotions import Promotion
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
 from tests.conftest import NOW, rows, rubric, steps_frame, tasks_frame, trajectories_frame
@@ -88,21 +89,22 @@ def _records(table: list[list[str]]) -> list[dict[str, str]]:
 
 
 def _eval_lake(lake) -> None:
-    """The conftest frames (iteration 0 training) plus, per iteration 0 and 1, four held-out evaluation episodes
-    (two easy, two hard) over 8 s with 2 steps each, LLM calls and a checkpoint."""
+    """The conftest frames (iteration 0 training) plus, per iteration 0, 1 and 2, four held-out evaluation
+    episodes (two easy, two hard) over 8 s with 2 steps each, LLM calls and a checkpoint; iteration 2's
+    checkpoint was kept back, so iteration 2 evaluated ck1 again."""
     lake.write_table("tasks", pd.concat([tasks_frame(), rows([
         Task(task_id="t4", source="synthetic", source_id="g4", text="Find the forum rules", website="forum-b.test",
              domain="social", difficulty=2, split="test", rubric=rubric(2), created_at=NOW)])]))
     lake.write_table("steps", steps_frame())
     # easy, easy on an unseen site; hard, hard on an unseen family. "init" is the untrained policy (no checkpoint).
     successes = {("init", 0): [False] * 4, ("ck0", 0): [True, False, False, False],
-                 ("ck1", 1): [True, True, True, False]}
+                 ("ck1", 1): [True, True, True, False], ("ck1", 2): [True, True, False, False]}
     episodes, evals = [], []
     for n, ((checkpoint, iteration), outcomes) in enumerate(successes.items()):
         start = NOW + dt.timedelta(hours=n)
         for i, success in enumerate(outcomes):
             task, band, kind = ("t4", "easy", "site") if i < 2 else ("t3", "hard", "family")
-            tid = f"e{checkpoint}{i}"
+            tid = f"e{checkpoint}{iteration}{i}"
             episodes.append(Trajectory(
                 trajectory_id=tid, task_id=task, iteration=iteration, policy="scorer", policy_version=checkpoint,
                 horizon=10, n_steps=2, termination="answered", started_at=start + dt.timedelta(seconds=2 * i),
@@ -123,7 +125,12 @@ def _eval_lake(lake) -> None:
         for i, purpose in enumerate(["rubric", "rubric", "judge-facts"])]))
     lake.write_table("checkpoints", rows([
         Checkpoint(checkpoint_id=f"ck{i}", iteration=i, path=f"/ckpt/{i}", objective="filtered_bc",
-                   metrics={"train/loss": 2.0 - i}, created_at=NOW) for i in (0, 1)]))
+                   metrics={"train/loss": 2.0 - i}, created_at=NOW) for i in (0, 1, 2)]))
+    lake.write_table("promotions", rows([
+        Promotion(checkpoint_id=f"ck{i}", iteration=i, promoted=i < 2, evaluation="scorer-valid", episodes=4,
+                  success_rate=[0.25, 0.5, 0.25][i], served_checkpoint=[None, "ck0", "ck1"][i],
+                  served_success_rate=[None, 0.25, 0.5][i], reason="kept back" if i == 2 else "promoted",
+                  decided_at=NOW) for i in (0, 1, 2)]))
 
 
 def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake, tmp_path):
@@ -146,13 +153,16 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
     assert [(r["point"], r["held_out"], r["episodes"], r["successes"]) for r in heldout] == [
         ("untrained", "all", "4", "0"), ("untrained", "family", "2", "0"), ("untrained", "site", "2", "0"),
         ("it0 warm start", "all", "4", "1"), ("it0 warm start", "family", "2", "0"), ("it0 warm start", "site", "2", "1"),
-        ("it1", "all", "4", "3"), ("it1", "family", "2", "1"), ("it1", "site", "2", "2")]  # "other" is not mixed in
+        ("it1", "all", "4", "3"), ("it1", "family", "2", "1"), ("it1", "site", "2", "2"),
+        ("it2 kept it1", "all", "4", "2"), ("it2 kept it1", "family", "2", "0"),
+        ("it2 kept it1", "site", "2", "2")]  # "other" is not mixed in
     assert (float(heldout[6]["ci_low"]), float(heldout[6]["ci_high"])) == pytest.approx(wilson_interval(3, 4), abs=1e-3)
     assert [r["evaluation"] for r in _records(report.tables["other-evaluations"])] == ["scorer-1-def"]
     by_band = {(r["point"], r["difficulty_band"]): float(r["success_rate"])
                for r in _records(report.tables["heldout-success-by-band"])}
     assert by_band == {("untrained", "easy"): 0.0, ("untrained", "hard"): 0.0, ("it0 warm start", "easy"): 0.5,
-                       ("it0 warm start", "hard"): 0.0, ("it1", "easy"): 1.0, ("it1", "hard"): 0.5}
+                       ("it0 warm start", "hard"): 0.0, ("it1", "easy"): 1.0, ("it1", "hard"): 0.5,
+                       ("it2 kept it1", "easy"): 1.0, ("it2 kept it1", "hard"): 0.0}
 
     throughput = {(r["iteration"], r["purpose"]): (r["episodes"], r["steps"], r["wall_s"], r["episodes_per_s"],
                                                    r["steps_per_s"])
@@ -168,8 +178,10 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
     assert {r["purpose"]: r["calls"] for r in _records(report.tables["llm-cost-by-purpose"])} == {
         "judge-facts": "1", "rubric": "2"}
     assert [(r["checkpoint_id"], float(r["train/loss"])) for r in _records(report.tables["checkpoints"])] == [
-        ("ck0", 2.0), ("ck1", 1.0)]
-    assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "16"
+        ("ck0", 2.0), ("ck1", 1.0), ("ck2", 0.0)]
+    assert [(r["checkpoint_id"], r["promoted"]) for r in _records(report.tables["promotions"])] == [
+        ("ck0", "True"), ("ck1", "True"), ("ck2", "False")]
+    assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "20"
 
 
 def test_empty_lake_gives_no_data_sections_at_the_default_path(lake, tmp_path):

@@ -29,13 +29,19 @@ def evaluate_command(
         help="Iteration the evals rows belong to (default: the newest in the lake).")] = None,
     size: Annotated[int | None, typer.Option(
         help="Held-out tasks per held-out kind, unseen family and unseen site (a seeded sample, the same every "
-             "time; default: all of the test split).")] = None,
+             "time; default: all of the split).")] = None,
+    split: Annotated[str, typer.Option(
+        help="test (held out: the headline) or validation (training families never trained on: what promotion "
+             "decides on).")] = "test",
 ) -> None:
-    """Roll out a checkpoint greedily on the OOD test split, judge it, record evals, print success."""
+    """Roll out a checkpoint greedily on the OOD test split (or the validation split), judge it, record
+    evals, print success."""
     from flows.evaluate import evaluate
 
-    report = evaluate(checkpoint=checkpoint, iteration=iteration, size=size, config_path=config_path_of(ctx),
-                      data_dir=config_of(ctx).lake.data_dir)
+    if split not in ("test", "validation"):
+        raise typer.BadParameter("split must be test or validation")
+    report = evaluate(checkpoint=checkpoint, iteration=iteration, size=size, split=split,
+                      config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir)
     low, high = report.interval
     console.print(f"evaluated {', '.join(report.policy_versions) or 'nothing'} at iteration {report.iteration} "
                   f"(evaluation {report.evaluation}): {report.episodes} episodes, success {report.success_rate:.1%} "

@@ -15,7 +15,8 @@ from webgym.config import project_path
 def rollout_command(
     ctx: typer.Context,
     iteration: Annotated[int, typer.Option(help="Iteration the episodes belong to (reruns skip finished ones).")] = 0,
-    split: Annotated[str, typer.Option(help="train (a batch by difficulty ratio) or test (held-out tasks).")] = "train",
+    split: Annotated[str, typer.Option(help="train (a batch by difficulty ratio), validation (promotion checks) or test "
+                                                "(held-out tasks).")] = "train",
     size: Annotated[int | None, typer.Option(help="Tasks to draw (test: all when unset).")] = 32,
     policy: Annotated[str | None, typer.Option(help="chat, local, scorer, oracle or random (default: the profile's).")] = None,
     checkpoint: Annotated[str | None, typer.Option(help="Checkpoint directory for the policy (local, scorer).")] = None,
@@ -27,8 +28,8 @@ def rollout_command(
     """Roll out the policy on a batch of tasks and record trajectories and steps in the lake."""
     from flows.rollout import run_rollout
 
-    if split not in ("train", "test"):
-        raise typer.BadParameter("split must be train or test")
+    if split not in ("train", "validation", "test"):
+        raise typer.BadParameter("split must be train, validation or test")
     report = run_rollout(config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir,
                          iteration=iteration, split=split, size=size, policy=policy, checkpoint=checkpoint,
                          engine=engine, concurrency=concurrency, group_size=group_size, shards=shards)

@@ -30,6 +30,16 @@ class NightlyConfig(Section):
         default=None, ge=1,
         description="Epochs of the warm start's SFT on the oracle demonstrations (a few dozen demonstrations "
                     "want more passes than an iteration's rollouts); null: the training epochs of the profile.")
+    validation_tasks: int = Field(
+        default=0, ge=0,
+        description="Validation tasks (taskset.split.validation_fraction: training families, never trained on) "
+                    "each new checkpoint is evaluated on greedily before it is served: it is promoted only when "
+                    "its success is at least the served checkpoint's (minus promotion_tolerance), else the "
+                    "previous policy stays served and the night says so. 0: every checkpoint is promoted.")
+    promotion_tolerance: float = Field(
+        default=0.0, ge=0, le=1,
+        description="How much lower a new checkpoint's validation success may be than the served one's and "
+                    "still be promoted (0: never worse).")
     evaluate_untrained: bool = Field(
         default=True,
         description="Before the first training of a fresh lake, evaluate the starting policy too, so the report "

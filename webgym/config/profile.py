@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from webgym.config.base import ConfigError, Section, is_url, project_path
 from webgym.config.judge import JudgeConfig
@@ -47,6 +47,14 @@ class Config(Section):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     nightly: NightlyConfig = Field(default_factory=NightlyConfig)
 
+    @model_validator(mode="after")
+    def _validation_split_exists(self) -> Config:
+        """Promotion checks need validation tasks to check on."""
+        if self.nightly.validation_tasks and not self.taskset.split.validation_fraction:
+            raise ValueError("nightly.validation_tasks needs a validation split: set "
+                             "taskset.split.validation_fraction above 0 (or validation_tasks to 0)")
+        return self
+
 
 def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """`base` with `changes` laid over it, section by section (a non-mapping value replaces)."""
@@ -78,7 +86,9 @@ def _read_profile(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
 
 
 def _problems(error: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+    """Each problem as `section.setting: message` (a check across sections names its settings itself)."""
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"].removeprefix("Value error, ")
+                     for e in error.errors())
 
 
 def load_config(path: str | Path | None = None, data_dir: str | None = None) -> Config:

@@ -45,9 +45,11 @@ class EpisodeSpec:
 
 
 def rollout_purpose(split: str, policy: str) -> Purpose:
-    """Why a rollout's episodes run: evaluation on the test split, a demonstration when the oracle acts
-    on training tasks (the warm start), else training."""
-    return "evaluation" if split == "test" else "demonstration" if policy == "oracle" else "train"
+    """Why a rollout's episodes run: evaluation on the test split, validation on the validation split, a
+    demonstration when the oracle acts on training tasks (the warm start), else training."""
+    if split in ("test", "validation"):
+        return "evaluation" if split == "test" else "validation"
+    return "demonstration" if policy == "oracle" else "train"
 
 
 def run_key_for(iteration: int, split: str, policy: str, checkpoint: str | None = None, draw: int = 0) -> str:

@@ -1,0 +1,75 @@
+"""Promotion: a checkpoint that validates worse than the served one is kept back, and the loop then rolls
+out and trains from the served one; the iteration is finished only by its test evaluation."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pandas as pd
+import pytest
+
+from stages.evaluate import EvaluateReport
+from stages.iterations import finished, latest_checkpoint, plan_iteration
+from stages.promote import promotion, rejected_checkpoints
+
+NOW = dt.datetime(2026, 11, 27, tzinfo=dt.UTC)
+
+
+def report(successes: int, episodes: int, evaluation: str = "scorer-validation-20") -> EvaluateReport:
+    return EvaluateReport(1, evaluation, ["c"], episodes, successes / episodes)
+
+
+def test_a_checkpoint_that_validates_worse_is_kept_back_and_says_why():
+    row = promotion(2, "it2", report(5, 20), "it1", report(9, 20), 0.0, NOW)
+    assert row["promoted"] is False and row["served_checkpoint"] == "it1"
+    assert (row["success_rate"], row["served_success_rate"]) == (0.25, 0.45)
+    assert "25.0% vs the served 45.0%" in row["reason"] and "it1 stays served" in row["reason"]
+
+
+def test_equal_or_better_validation_is_promoted_and_the_tolerance_allows_a_small_drop():
+    assert promotion(2, "it2", report(9, 20), "it1", report(9, 20), 0.0, NOW)["promoted"] is True
+    assert promotion(2, "it2", report(8, 20), "it1", report(9, 20), 0.05, NOW)["promoted"] is True
+    assert promotion(2, "it2", report(7, 20), "it1", report(9, 20), 0.05, NOW)["promoted"] is False
+
+
+def test_the_first_checkpoint_and_a_loop_without_validation_promote():
+    assert promotion(0, "it0", report(1, 20), None, None, 0.0, NOW)["promoted"] is True
+    unchecked = promotion(1, "it1", None, "it0", None, 0.0, NOW)
+    assert unchecked["promoted"] is True and unchecked["episodes"] == 0 and "no validation" in unchecked["reason"]
+
+
+def test_checkpoints_measured_on_different_validation_tasks_are_not_compared():
+    with pytest.raises(ValueError, match="no validation on evaluation"):
+        promotion(2, "it2", report(9, 20), "it1", report(9, 20, "scorer-validation-other"), 0.0, NOW)
+
+
+def checkpoints() -> pd.DataFrame:
+    return pd.DataFrame({"checkpoint_id": ["c0", "c1", "c2"], "iteration": [0, 1, 2], "path": ["/c0", "/c1", "/c2"],
+                         "created_at": [NOW, NOW + dt.timedelta(hours=1), NOW + dt.timedelta(hours=2)]})
+
+
+def test_the_served_checkpoint_skips_those_kept_back():
+    promotions = pd.DataFrame({"checkpoint_id": ["c0", "c1", "c2"], "promoted": [True, True, False]})
+    rejected = rejected_checkpoints(promotions)
+    assert rejected == {"c2"}
+    assert latest_checkpoint(checkpoints(), rejected=rejected)["checkpoint_id"] == "c1"
+    assert latest_checkpoint(checkpoints(), before=2)["checkpoint_id"] == "c1"
+    assert latest_checkpoint(checkpoints(), rejected={"c1", "c2"})["checkpoint_id"] == "c0"
+    assert rejected_checkpoints(promotions.iloc[:0]) == set()
+
+
+def test_the_next_iteration_rolls_out_the_served_checkpoint_after_one_was_kept_back():
+    evals = pd.DataFrame({"iteration": [0, 1, 2], "split": ["test"] * 3,
+                          "evaluated_at": [NOW + dt.timedelta(hours=h, minutes=5) for h in range(3)]})
+    plan = plan_iteration(checkpoints(), evals, pd.DataFrame({"iteration": [0, 1, 2]}), 6, rejected={"c2"})
+    assert (plan.iteration, plan.checkpoint, plan.checkpoint_id, plan.checkpoint_iteration) == (3, "/c1", "c1", 1)
+    assert not plan.warm_start
+
+
+def test_an_iteration_is_finished_by_its_test_evaluation_not_its_validation():
+    validation_only = pd.DataFrame({"iteration": [1], "split": ["validation"],
+                                    "evaluated_at": [NOW + dt.timedelta(hours=2)]})
+    assert not finished(1, checkpoints(), validation_only)
+    assert finished(1, checkpoints(), validation_only.assign(split="test"))
+    plan = plan_iteration(checkpoints().iloc[:2], validation_only, pd.DataFrame({"iteration": [0, 1]}), 6)
+    assert (plan.iteration, plan.checkpoint_id) == (1, "c0")  # resumes iteration 1 from the checkpoint before it
