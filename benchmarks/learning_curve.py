@@ -6,9 +6,10 @@
 Each seed runs the main job itself (`webgym nightly` on the profile, in its own lake under --out), with
 that seed for the scorer's initial weights and sampling, the training batches and the evaluation's task
 sample, the replay draw and the sample order; the test split (which sites are held out) stays the same.
+A seed that finished is not run again (its lake would gain iterations); an interrupted one resumes.
 Every checkpoint is evaluated greedily on --eval-tasks tasks of each held-out kind (same family: unseen
 sites of training families; unseen family: families never trained on), the same tasks at every
-iteration of a seed. A seed whose lake exists resumes where it stopped.
+iteration of a seed.
 
 It prints one JSON line: per seed and pooled over the seeds, success with its 95% Wilson interval per
 point (untrained, warm start, iterations) and held-out kind, hard-band success, the training rollouts'
@@ -30,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
+from stages.iterations import next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.stats import wilson_interval  # noqa: E402
@@ -52,15 +54,25 @@ def seed_profile(base: Path, seed: int, out: Path, eval_tasks: int, iterations: 
     return path
 
 
-def run_seed(profile: Path, log: Path) -> float:
-    """The main job on the seed's profile, its output in `log`; seconds it took."""
+def run_seed(profile: Path, home: Path) -> float:
+    """The main job on the seed's profile, its output in home/nightly.log; seconds it took. A seed that
+    finished before (home/seconds.txt) is not run again: a second nightly run would add iterations."""
+    finished = home / "seconds.txt"
+    if finished.exists():
+        return float(finished.read_text())
+    lake = Lake(home / "lake")
+    left = load_config(profile).nightly.iterations - next_iteration(
+        lake.read_table("checkpoints"), lake.read_table("evals"), lake.read_table("trajectories", columns=["iteration"]))
     started = time.monotonic()
-    with log.open("a") as out:
-        done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(profile), "nightly"],
-                              stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    with (home / "nightly.log").open("a") as out:
+        done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(profile), "nightly",
+                               "--iterations", str(max(left, 0))], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
     if done.returncode:
-        raise SystemExit(f"learning_curve: the nightly run of {profile} failed (exit {done.returncode}); see {log}")
-    return time.monotonic() - started
+        raise SystemExit(f"learning_curve: the nightly run of {profile} failed (exit {done.returncode}); "
+                         f"see {home / 'nightly.log'}; run the benchmark again to resume it")
+    seconds = time.monotonic() - started
+    finished.write_text(f"{seconds:.1f}\n")
+    return seconds
 
 
 def rate(successes: int, episodes: int) -> dict:
@@ -165,7 +177,7 @@ def main() -> None:
         home.mkdir(parents=True, exist_ok=True)
         profile = seed_profile(Path(args.profile), seed, home, args.eval_tasks, args.iterations)
         print(f"learning_curve: seed {seed}: main job in {home} (log: {home / 'nightly.log'})", file=sys.stderr, flush=True)
-        seconds[seed] = round(run_seed(profile, home / "nightly.log"), 1)
+        seconds[seed] = round(run_seed(profile, home), 1)
         lake = Lake(home / "lake")
         per_seed[seed] = seed_points(lake)
         rollouts[seed] = seed_rollouts(lake, profile)
