@@ -113,6 +113,17 @@ def _old_logprob_gap(samples: list[TrainingSample], old: dict[int, torch.Tensor]
     return sum(gaps) / len(gaps) if gaps else None
 
 
+def vision_parameters(model: torch.nn.Module) -> dict[str, torch.nn.Parameter]:
+    """The vision tower's parameters (Qwen-VL names them model.visual.*)."""
+    return {name: parameter for name, parameter in model.named_parameters() if ".visual." in f".{name}"}
+
+
+def freeze_vision(model: torch.nn.Module) -> None:
+    """Keep the vision tower as it is: its parameters get no gradient and no update."""
+    for parameter in vision_parameters(model).values():
+        parameter.requires_grad_(False)
+
+
 # ---- training -----------------------------------------------------------------------------------
 
 def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Path, config: TrainConfig) -> TrainResult:
@@ -131,9 +142,7 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     # model: fp32 master weights; bf16 comes from autocast or DeepSpeed's bf16 mode
     vlm = load_vlm(base, device="cpu" if config.zero_stage else config.device, dtype="float32")
     if config.freeze_vision:
-        for name, parameter in vlm.model.named_parameters():
-            if ".visual." in f".{name}":
-                parameter.requires_grad_(False)
+        freeze_vision(vlm.model)
     if config.gradient_checkpointing:
         vlm.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     vlm.model.train()
