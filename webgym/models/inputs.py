@@ -95,11 +95,20 @@ class Encoded:
         return int(self.input_ids.shape[0])
 
 
-def encode_sample(vlm: VLM, messages: list[Message], response: str) -> Encoded:
-    """The prompt as the policy saw it, then the response and the end-of-turn token (masked in)."""
+def encode_sample(vlm: VLM, messages: list[Message], response: str,
+                  response_ids: tuple[int, ...] | None = None) -> Encoded:
+    """The prompt as the policy saw it, then the response (masked in): the tokens the model sampled
+    when they were recorded, else the response's text tokenised plus the end-of-turn token.
+
+    Re-tokenising a sampled response can split it differently (or drop special tokens the decode
+    skipped), and a response cut by max_tokens has no end token: the recorded ids avoid both.
+    """
     prompt = prompt_inputs(vlm, messages)
-    end = vlm.tokenizer.eos_token
-    target = vlm.tokenizer(response + end, add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+    if response_ids:
+        target = torch.tensor(response_ids, dtype=prompt["input_ids"].dtype)
+    else:
+        end = vlm.tokenizer.eos_token
+        target = vlm.tokenizer(response + end, add_special_tokens=False, return_tensors="pt")["input_ids"][0]
     prompt_ids = prompt["input_ids"][0]
     input_ids = torch.cat([prompt_ids, target])
     loss_mask = torch.cat([torch.zeros_like(prompt_ids, dtype=torch.bool), torch.ones_like(target, dtype=torch.bool)])

@@ -92,6 +92,10 @@ class PolicyOutput:
     memory: str | None = None
     parse_error: str | None = None
     logprob: float | None = None
+    token_ids: tuple[int, ...] | None = None
+    """The sampled tokens, when the backend reports them (the trainer learns exactly these)."""
+    token_logprobs: tuple[float, ...] | None = None
+    """Per-token terms of `logprob`, as the server or the local model reported them."""
     usage: dict[str, int] = field(default_factory=dict)
 
 

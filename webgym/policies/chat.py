@@ -29,6 +29,20 @@ def _openai_messages(llm: LLM, messages: list[dict[str, Any]]) -> list[dict[str,
     return converted
 
 
+def sampled_token_ids(result: ChatResult) -> tuple[int, ...] | None:
+    """The answer's token ids, when the server wrote its logprob tokens as `token_id:N` (vLLM's
+    return_tokens_as_token_ids, which `webgym serve` honours too); None for servers that do not."""
+    choices = result.completion.get("choices") or [{}]
+    tokens = ((choices[0].get("logprobs") or {}).get("content")) or []
+    ids = []
+    for token in tokens:
+        text = token.get("token") if isinstance(token, dict) else None
+        if not isinstance(text, str) or not text.startswith("token_id:") or not text[9:].isdigit():
+            return None
+        ids.append(int(text[9:]))
+    return tuple(ids) or None
+
+
 def response_text(result: ChatResult) -> str:
     """The answer's text, with native tool calls appended in <tool_call> form."""
     calls = [f'<tool_call>{{"name": {json.dumps(c.name)}, "arguments": {c.arguments or "{}"}}}</tool_call>'
@@ -51,10 +65,14 @@ class ChatPolicy:
         messages = _openai_messages(self.llm, build_messages(observed, self.context))
         params: dict[str, Any] = {"temperature": self.sampling.temperature, "top_p": self.sampling.top_p,
                                   "max_tokens": self.sampling.max_tokens}
+        extra: dict[str, Any] = {}
         if self.sampling.logprobs:
             params["logprobs"] = True
+            extra["return_tokens_as_token_ids"] = True  # the trainer learns the sampled tokens themselves
         if self.sampling.top_k is not None:
-            params["extra_body"] = {"top_k": self.sampling.top_k}
+            extra["top_k"] = self.sampling.top_k
+        if extra:
+            params["extra_body"] = extra
         try:
             result = await self.llm.chat("policy", messages, prompt=load_prompt(self.context.prompt),
                                          cache=self.sampling.temperature == 0, **params)
@@ -64,4 +82,6 @@ class ChatPolicy:
         parsed = parse_response(text)
         return PolicyOutput(parsed.actions, response=text, memory=parsed.memory, parse_error=parsed.error,
                             logprob=sum(result.logprobs) if result.logprobs else None,
+                            token_ids=sampled_token_ids(result) if not result.tool_calls else None,
+                            token_logprobs=tuple(result.logprobs) if result.logprobs else None,
                             usage={"tokens_in": result.tokens_in or 0, "tokens_out": result.tokens_out or 0})

@@ -66,6 +66,8 @@ class LocalPolicy:
         parsed = parse_response(generation.text)
         return PolicyOutput(actions=parsed.actions, response=generation.text, memory=parsed.memory,
                             parse_error=parsed.error, logprob=generation.logprob if self.sampling.logprobs else None,
+                            token_ids=tuple(generation.token_ids),
+                            token_logprobs=generation.token_logprobs if self.sampling.logprobs else None,
                             usage={"tokens_in": generation.prompt_tokens, "tokens_out": len(generation.token_ids)})
 
     def close(self) -> None:
