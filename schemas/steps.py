@@ -69,6 +69,10 @@ class Step(BaseModel):
     parse_error: str | None = Field(default=None, description="Why the response could not be parsed.")
     feedback: str | None = Field(default=None, description="Environment feedback shown at the next step.")
     logprob: float | None = Field(default=None, description="Sum of response token logprobs, when given.")
+    context_dropped: int | None = Field(
+        default=None, ge=0, description="Items left out of the policy's context to fit its token budget, oldest "
+                                        "first (earlier screenshots, then earlier turns): the trainer rebuilds "
+                                        "the same messages.")
     token_ids: list[int] | None = Field(
         default=None, description="The response's tokens as the model sampled them (the end-of-turn token included "
                                   "when it stopped by itself): the trainer learns these, not a re-tokenisation "

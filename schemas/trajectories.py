@@ -14,7 +14,8 @@ Purpose = Literal["train", "demonstration", "evaluation"]
 tasks: the warm start), or an evaluation on held-out tasks. Rates never mix them."""
 
 Termination = Literal["answered", "max_steps", "parse_error", "env_error", "navigation_failed",
-                      "blocked", "timeout", "policy_error", "cut"]
+                      "blocked", "timeout", "policy_error", "context_overflow",
+                      "cut"]
 
 
 class Trajectory(BaseModel):

@@ -38,8 +38,9 @@ def generate(vlm: VLM, messages: list[Message], temperature: float = 1.0, top_p:
     """Sample (or decode greedily when temperature is 0) the next assistant turn.
 
     Vision placeholder tokens are never sampled (`vision_token_ids`); the reported log-probabilities
-    are still the untouched model's. Temperature, top-p and top-k are always passed (top_k None as 0, which disables it), so the
-    checkpoint's generation_config.json defaults for them (Qwen ships its own) do not apply.
+    are still the untouched model's. Temperature, top-p and top-k are always passed (top_k None as 0,
+    which disables it), so the checkpoint's generation_config.json defaults for them (Qwen ships its
+    own) do not apply.
     """
     inputs = prompt_inputs(vlm, messages).to(vlm.model.device)
     prompt_length = inputs["input_ids"].shape[1]

@@ -20,7 +20,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 from transformers import BatchFeature
 
-from webgym.models.checkpoint import VLM
+from webgym.models.checkpoint import VLM, Processing
 
 Message = dict[str, Any]
 
@@ -70,7 +70,7 @@ def _image(png: Any, where: str) -> Image.Image:
         raise InputError(f"{where}: not a readable image ({error})") from None
 
 
-def prompt_inputs(vlm: VLM, messages: list[Message]) -> BatchFeature:
+def prompt_inputs(vlm: VLM | Processing, messages: list[Message]) -> BatchFeature:
     """Tensors (batch of one) that make the model write the next assistant turn."""
     converted, images = template_messages(messages)
     if converted[-1]["role"] == "assistant":
@@ -78,6 +78,11 @@ def prompt_inputs(vlm: VLM, messages: list[Message]) -> BatchFeature:
                          "pass the target separately as the response")
     text = vlm.tokenizer.apply_chat_template(converted, tokenize=False, add_generation_prompt=True)
     return vlm.processor(text=[text], images=images or None, return_tensors="pt")
+
+
+def prompt_length(side: VLM | Processing, messages: list[Message]) -> int:
+    """Tokens of the prompt the model would read for `messages`, images expanded to their vision tokens."""
+    return int(prompt_inputs(side, messages)["input_ids"].shape[1])
 
 
 @dataclass(frozen=True)

@@ -135,8 +135,8 @@ def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: 
             problems.append(f"trajectory {trajectory_id}: {error}")
             continue
         task, logprobs = specs[episode["task_id"]], rows["logprob"].tolist()
-        token_ids, token_logprobs = ([rows[name].tolist() if name in rows else [None] * len(rows)
-                                      for name in ("token_ids", "token_logprobs")])
+        token_ids, token_logprobs, dropped = ([rows[name].tolist() if name in rows else [None] * len(rows)
+                                               for name in ("token_ids", "token_logprobs", "context_dropped")])
         wanted = wanted_by_trajectory[trajectory_id][["t", "weight", "advantage"]]
         for t, weight, advantage in wanted.itertuples(index=False):
             if t >= len(turns) or turns[t].response is None:
@@ -144,7 +144,8 @@ def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: 
                 continue
             observed = PolicyInput(task, turns[t].observation, turns[:t], t, int(episode["horizon"]))
             built[(trajectory_id, t)] = TrainingSample(
-                build_messages(observed, context), turns[t].response, float(weight),
+                build_messages(observed, context, int(dropped[t]) if _present(dropped[t]) else 0),
+                turns[t].response, float(weight),
                 float(advantage) if _present(advantage) else 0.0,
                 float(logprobs[t]) if text_policy and _present(logprobs[t]) else None, f"{trajectory_id}:{t}",
                 tuple(map(int, token_ids[t])) if text_policy and token_ids[t] is not None else None,
