@@ -32,6 +32,10 @@ class SamplingConfig(Section):
     top_k: int | None = Field(default=None, ge=1, description="Top-k sampling (vLLM and local models only).")
     max_tokens: int = Field(default=1024, ge=1, description="Longest response.")
     logprobs: bool = Field(default=True, description="Ask for token logprobs (recorded on steps for RL).")
+    token_ids: bool = Field(
+        default=True, description="Chat: with logprobs, ask for the sampled token ids too (vLLM's and webgym "
+                                  "serve's return_tokens_as_token_ids), so the trainer learns those exact tokens; "
+                                  "turn off for APIs that reject unknown fields (OpenAI's).")
 
 
 class ScorerConfig(Section):

@@ -86,7 +86,8 @@ class ChatPolicy:
         extra: dict[str, Any] = {}
         if self.sampling.logprobs:
             params["logprobs"] = True
-            extra["return_tokens_as_token_ids"] = True  # the trainer learns the sampled tokens themselves
+            if self.sampling.token_ids:
+                extra["return_tokens_as_token_ids"] = True  # the trainer learns the sampled tokens themselves
         if self.sampling.top_k is not None:
             extra["top_k"] = self.sampling.top_k
         if extra:
