@@ -69,6 +69,17 @@ class Step(BaseModel):
     parse_error: str | None = Field(default=None, description="Why the response could not be parsed.")
     feedback: str | None = Field(default=None, description="Environment feedback shown at the next step.")
     logprob: float | None = Field(default=None, description="Sum of response token logprobs, when given.")
+    context_dropped: int | None = Field(
+        default=None, ge=0, description="Items left out of the policy's context to fit its token budget, oldest "
+                                        "first (earlier screenshots, then earlier turns): the trainer rebuilds "
+                                        "the same messages.")
+    token_ids: list[int] | None = Field(
+        default=None, description="The response's tokens as the model sampled them (the end-of-turn token included "
+                                  "when it stopped by itself): the trainer learns these, not a re-tokenisation "
+                                  "of `response`, which can split differently.")
+    token_logprobs: list[float] | None = Field(
+        default=None, description="Log-probability of each response token as the policy's model gave it (the "
+                                  "trainer checks its recomputation against these: train/logprob_max_abs_diff).")
     state_hash: str | None = Field(default=None, description="Synthetic sites: hash of the session state after the step.")
     latency: Latency | None = Field(default=None, description="Time per operation.")
 

@@ -15,7 +15,8 @@ tasks: the warm start), an evaluation on held-out tasks, or a validation of a ne
 validation split (whether it is promoted). Rates never mix them."""
 
 Termination = Literal["answered", "max_steps", "parse_error", "env_error", "navigation_failed",
-                      "blocked", "timeout", "policy_error", "cut"]
+                      "blocked", "timeout", "policy_error", "context_overflow",
+                      "cut"]
 
 
 class Trajectory(BaseModel):

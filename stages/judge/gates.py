@@ -17,6 +17,7 @@ REASONS = {
     "navigation_failed": "the start page never loaded",
     "timeout": "the episode timed out",
     "policy_error": "the policy failed to answer",
+    "context_overflow": "even the latest observation did not fit the model's context",
     "cut": "cut off by the straggler limit",
     "blocked": "the website blocked the agent",
 }

@@ -17,6 +17,11 @@ class ContextConfig(Section):
     prompt: str = Field(default="agent_memory", description="Prompt file under webgym/prompts/ (agent_memory or agent_qwen).")
     screenshots: int = Field(default=1, ge=1, description="Latest screenshots kept in context (OpenWebRL keeps 1).")
     normalized_coordinates: bool = Field(default=False, description="Tell the model coordinates are 0-1000 (Qwen3-VL).")
+    max_context_tokens: int | None = Field(
+        default=None, ge=1, description="Most tokens one request may hold, prompt and max_tokens together; older "
+                                        "screenshots, then older turns are dropped to fit (the memory carries them). "
+                                        "null: the model's own limit (its config.json). The chat policy counts "
+                                        "with policy.checkpoint's tokenizer; without one it sends the full context.")
 
 
 class SamplingConfig(Section):
@@ -27,6 +32,10 @@ class SamplingConfig(Section):
     top_k: int | None = Field(default=None, ge=1, description="Top-k sampling (vLLM and local models only).")
     max_tokens: int = Field(default=1024, ge=1, description="Longest response.")
     logprobs: bool = Field(default=True, description="Ask for token logprobs (recorded on steps for RL).")
+    token_ids: bool = Field(
+        default=True, description="Chat: with logprobs, ask for the sampled token ids too (vLLM's and webgym "
+                                  "serve's return_tokens_as_token_ids), so the trainer learns those exact tokens; "
+                                  "turn off for APIs that reject unknown fields (OpenAI's).")
 
 
 class ScorerConfig(Section):
@@ -59,7 +68,9 @@ class PolicyConfig(Section):
         default="oracle", description="chat: the llm `policy` endpoints; local: `checkpoint` in-process; "
                                       "scorer: the set-of-marks scorer of the `scorer` block (learns on CPU); "
                                       "oracle: shortest paths on the synthetic sites; random: a floor.")
-    checkpoint: str | None = Field(default=None, description="Checkpoint directory for `local` (Hugging Face layout).")
+    checkpoint: str | None = Field(default=None, description="Checkpoint directory for `local` (Hugging Face layout); for "
+                                                                "`chat`, the served one: its tokenizer counts tokens "
+                                                                "for the context budget.")
     device: str = Field(default="auto", description="torch device for `local`: auto, cpu, cuda:0.")
     epsilon: float = Field(default=0.0, ge=0, le=1, description="Oracle: probability of a random valid action instead.")
     seed: int = Field(default=0, description="Seed of the oracle's noise, the random policy and local sampling.")

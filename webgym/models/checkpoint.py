@@ -81,6 +81,11 @@ class VLM:
     def family(self) -> str:
         return self.model.config.model_type
 
+    @property
+    def context_length(self) -> int:
+        """The model's limit on prompt plus response tokens."""
+        return context_length(self.model.config)
+
 
 def family_of(model_type: str, where: str) -> Family:
     if model_type not in FAMILIES:
@@ -109,17 +114,34 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return getattr(torch, dtype)
 
 
-def load_vlm(path: str | Path, device: str = "auto", dtype: str = "auto") -> VLM:
-    """Load a checkpoint directory offline; raises CheckpointError naming what is missing."""
+@dataclass
+class Processing:
+    """A checkpoint's input side without its weights: what counts a request's tokens."""
+
+    tokenizer: PreTrainedTokenizerBase
+    processor: ProcessorMixin
+    context_length: int
+    """The model's limit on prompt plus response tokens (max_position_embeddings of its text model)."""
+
+
+def context_length(config) -> int:
+    """A Qwen-VL config's context limit: its text model's max_position_embeddings."""
+    return int(getattr(config, "text_config", config).max_position_embeddings)
+
+
+def _checked_dir(path: str | Path) -> tuple[Path, dict]:
     path = Path(path).expanduser().resolve()
     if not path.is_dir():
         raise CheckpointError(f"checkpoint {path} does not exist or is not a directory")
     missing = [name for name in REQUIRED_FILES if not (path / name).is_file()]
     if missing:
         raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}: not a Hugging Face model directory")
-    model_type = json.loads((path / "config.json").read_text(encoding="utf-8")).get("model_type")
-    family_of(model_type, f"checkpoint {path}")
-    where = resolve_device(device)
+    config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    family_of(config.get("model_type"), f"checkpoint {path}")
+    return path, config
+
+
+def _tokenizer_and_processor(path: Path, model_type: str) -> tuple[PreTrainedTokenizerBase, ProcessorMixin]:
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     if tokenizer.chat_template is None and (path / LEGACY_TEMPLATE).is_file():
         # Hub checkpoints saved by older transformers keep the template in the processor's file only.
@@ -128,9 +150,25 @@ def load_vlm(path: str | Path, device: str = "auto", dtype: str = "auto") -> VLM
         raise CheckpointError(f"checkpoint {path} has no chat template (chat_template.jinja, "
                               "chat_template.json or in tokenizer_config.json)")
     image_processor = AutoImageProcessor.from_pretrained(path, local_files_only=True)
+    return tokenizer, make_processor(model_type, image_processor, tokenizer)
+
+
+def load_processing(path: str | Path) -> Processing:
+    """The tokenizer, processor and context limit of a checkpoint directory, without loading weights."""
+    path, config = _checked_dir(path)
+    tokenizer, processor = _tokenizer_and_processor(path, config["model_type"])
+    text = config.get("text_config", config)
+    return Processing(tokenizer, processor, int(text["max_position_embeddings"]))
+
+
+def load_vlm(path: str | Path, device: str = "auto", dtype: str = "auto") -> VLM:
+    """Load a checkpoint directory offline; raises CheckpointError naming what is missing."""
+    path, config = _checked_dir(path)
+    where = resolve_device(device)
+    tokenizer, processor = _tokenizer_and_processor(path, config["model_type"])
     model = AutoModelForImageTextToText.from_pretrained(path, local_files_only=True, dtype=resolve_dtype(dtype, where))
     model.to(where).eval()
-    return VLM(model, tokenizer, make_processor(model_type, image_processor, tokenizer), source=path)
+    return VLM(model, tokenizer, processor, source=path)
 
 
 def save_vlm(vlm: VLM, path: str | Path, state_dict: dict[str, torch.Tensor] | None = None) -> Path:

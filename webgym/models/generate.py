@@ -24,12 +24,23 @@ class Generation:
     """Per-token terms of `logprob` (what an OpenAI-compatible server reports as logprobs)."""
 
 
+VISION_TOKENS = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
+
+
+def vision_token_ids(vlm: VLM) -> list[int]:
+    """Tokens that only the processor may place: in a response, the model's forward pass would read an
+    image placeholder as the slot of an image it does not have, so no training step could recompute it."""
+    return [token for name in VISION_TOKENS if (token := getattr(vlm.model.config, name, None)) is not None]
+
+
 def generate(vlm: VLM, messages: list[Message], temperature: float = 1.0, top_p: float = 1.0,
              top_k: int | None = None, max_new_tokens: int = 512) -> Generation:
     """Sample (or decode greedily when temperature is 0) the next assistant turn.
 
-    Temperature, top-p and top-k are always passed (top_k None as 0, which disables it), so the
-    checkpoint's generation_config.json defaults for them (Qwen ships its own) do not apply.
+    Vision placeholder tokens are never sampled (`vision_token_ids`); the reported log-probabilities
+    are still the untouched model's. Temperature, top-p and top-k are always passed (top_k None as 0,
+    which disables it), so the checkpoint's generation_config.json defaults for them (Qwen ships its
+    own) do not apply.
     """
     inputs = prompt_inputs(vlm, messages).to(vlm.model.device)
     prompt_length = inputs["input_ids"].shape[1]
@@ -37,6 +48,7 @@ def generate(vlm: VLM, messages: list[Message], temperature: float = 1.0, top_p:
         if temperature > 0 else {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
     with torch.inference_mode():
         out = vlm.model.generate(**inputs, **sampling, max_new_tokens=max_new_tokens,
+                                 suppress_tokens=vision_token_ids(vlm),
                                  return_dict_in_generate=True, output_logits=True)
     new = out.sequences[:, prompt_length:]  # (1, N): a batch of one stops at its end token, no padding
     logits = torch.stack(out.logits, dim=1)  # (1, N, V) raw logits, before temperature and top-p

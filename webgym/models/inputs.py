@@ -20,7 +20,7 @@ import torch
 from PIL import Image, UnidentifiedImageError
 from transformers import BatchFeature
 
-from webgym.models.checkpoint import VLM
+from webgym.models.checkpoint import VLM, Processing
 
 Message = dict[str, Any]
 
@@ -70,7 +70,7 @@ def _image(png: Any, where: str) -> Image.Image:
         raise InputError(f"{where}: not a readable image ({error})") from None
 
 
-def prompt_inputs(vlm: VLM, messages: list[Message]) -> BatchFeature:
+def prompt_inputs(vlm: VLM | Processing, messages: list[Message]) -> BatchFeature:
     """Tensors (batch of one) that make the model write the next assistant turn."""
     converted, images = template_messages(messages)
     if converted[-1]["role"] == "assistant":
@@ -78,6 +78,11 @@ def prompt_inputs(vlm: VLM, messages: list[Message]) -> BatchFeature:
                          "pass the target separately as the response")
     text = vlm.tokenizer.apply_chat_template(converted, tokenize=False, add_generation_prompt=True)
     return vlm.processor(text=[text], images=images or None, return_tensors="pt")
+
+
+def prompt_length(side: VLM | Processing, messages: list[Message]) -> int:
+    """Tokens of the prompt the model would read for `messages`, images expanded to their vision tokens."""
+    return int(prompt_inputs(side, messages)["input_ids"].shape[1])
 
 
 @dataclass(frozen=True)
@@ -95,11 +100,20 @@ class Encoded:
         return int(self.input_ids.shape[0])
 
 
-def encode_sample(vlm: VLM, messages: list[Message], response: str) -> Encoded:
-    """The prompt as the policy saw it, then the response and the end-of-turn token (masked in)."""
+def encode_sample(vlm: VLM, messages: list[Message], response: str,
+                  response_ids: tuple[int, ...] | None = None) -> Encoded:
+    """The prompt as the policy saw it, then the response (masked in): the tokens the model sampled
+    when they were recorded, else the response's text tokenised plus the end-of-turn token.
+
+    Re-tokenising a sampled response can split it differently (or drop special tokens the decode
+    skipped), and a response cut by max_tokens has no end token: the recorded ids avoid both.
+    """
     prompt = prompt_inputs(vlm, messages)
-    end = vlm.tokenizer.eos_token
-    target = vlm.tokenizer(response + end, add_special_tokens=False, return_tensors="pt")["input_ids"][0]
+    if response_ids:
+        target = torch.tensor(response_ids, dtype=prompt["input_ids"].dtype)
+    else:
+        end = vlm.tokenizer.eos_token
+        target = vlm.tokenizer(response + end, add_special_tokens=False, return_tensors="pt")["input_ids"][0]
     prompt_ids = prompt["input_ids"][0]
     input_ids = torch.cat([prompt_ids, target])
     loss_mask = torch.cat([torch.zeros_like(prompt_ids, dtype=torch.bool), torch.ones_like(target, dtype=torch.bool)])

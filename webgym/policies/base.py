@@ -92,11 +92,21 @@ class PolicyOutput:
     memory: str | None = None
     parse_error: str | None = None
     logprob: float | None = None
+    context_dropped: int = 0
+    """Context items left out to fit the token budget (webgym.policies.context.fit_messages)."""
+    token_ids: tuple[int, ...] | None = None
+    """The sampled tokens, when the backend reports them (the trainer learns exactly these)."""
+    token_logprobs: tuple[float, ...] | None = None
+    """Per-token terms of `logprob`, as the server or the local model reported them."""
     usage: dict[str, int] = field(default_factory=dict)
 
 
 class PolicyError(Exception):
     """The policy could not produce a decision (endpoint down after retries, model failure)."""
+
+
+class ContextOverflow(PolicyError):
+    """Even the latest observation alone does not fit the model's context: the episode cannot go on."""
 
 
 class Policy(Protocol):

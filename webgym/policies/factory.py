@@ -25,9 +25,14 @@ def _chat(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Sit
     from webgym.llm.client import LLM
     from webgym.policies.chat import ChatPolicy
 
+    processing = None
+    if config.checkpoint:  # the served checkpoint's tokenizer counts tokens for the context budget
+        from webgym.models.checkpoint import load_processing
+
+        processing = load_processing(config.checkpoint)
     with LLM(llm, lake, run_id) as client:
         client.require("policy")
-        yield ChatPolicy(client, config.context, config.sampling)
+        yield ChatPolicy(client, config.context, config.sampling, processing)
 
 
 @contextmanager

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Literal
 
 import torch
@@ -19,9 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from webgym.config import ContextConfig, SamplingConfig
 from webgym.models.checkpoint import load_vlm
 from webgym.models.generate import Generation, generate
-from webgym.models.inputs import InputError, Message
+from webgym.models.inputs import InputError, prompt_length
 from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
-from webgym.policies.context import build_messages, prompt_version
+from webgym.policies.context import budgeted_messages, prompt_version
 from webgym.policies.parse import parse_response
 
 
@@ -52,20 +53,24 @@ class LocalPolicy:
         torch.manual_seed(config.seed)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-policy")
 
-    def _generate(self, messages: list[Message]) -> Generation:
+    def _generate(self, observed: PolicyInput) -> tuple[Generation, int]:
         s = self.sampling
-        return generate(self.vlm, messages, s.temperature, s.top_p, s.top_k, s.max_tokens)
+        messages, dropped = budgeted_messages(observed, self.context, partial(prompt_length, self.vlm),
+                                              self.vlm.context_length, s.max_tokens)
+        return generate(self.vlm, messages, s.temperature, s.top_p, s.top_k, s.max_tokens), dropped
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:
-        messages = build_messages(observed, self.context)
         loop = asyncio.get_running_loop()
         try:
-            generation = await loop.run_in_executor(self._worker, self._generate, messages)
+            generation, dropped = await loop.run_in_executor(self._worker, self._generate, observed)
         except (InputError, RuntimeError) as error:  # unreadable screenshot, out of memory, device failure
             raise PolicyError(f"local checkpoint {self.version}: {error}") from error
         parsed = parse_response(generation.text)
         return PolicyOutput(actions=parsed.actions, response=generation.text, memory=parsed.memory,
                             parse_error=parsed.error, logprob=generation.logprob if self.sampling.logprobs else None,
+                            context_dropped=dropped,
+                            token_ids=tuple(generation.token_ids),
+                            token_logprobs=generation.token_logprobs if self.sampling.logprobs else None,
                             usage={"tokens_in": generation.prompt_tokens, "tokens_out": len(generation.token_ids)})
 
     def close(self) -> None:

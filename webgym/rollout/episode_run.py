@@ -23,7 +23,8 @@ from webgym.config import EnvConfig
 from webgym.env.episode import Episode, NavigationFailed
 from webgym.env.observe import Observation
 from webgym.env.safety import UrlPolicy
-from webgym.policies.base import Policy, PolicyError, PolicyInput, PolicyOutput, Privileged, TaskSpec, Turn
+from webgym.policies.base import (ContextOverflow, Policy, PolicyError, PolicyInput, PolicyOutput, Privileged,
+                                  TaskSpec, Turn)
 from webgym.rollout.ops import OpQueues
 
 log = logging.getLogger(__name__)
@@ -180,6 +181,9 @@ class EpisodeRun:
         try:
             async with self.ops.use("policy") as timer:
                 self._output = await self.policy.act(observed)
+        except ContextOverflow as error:
+            self.end("context_overflow", str(error))
+            return
         except PolicyError as error:
             self.end("policy_error", str(error))
             return

@@ -23,6 +23,9 @@ def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str]) -> d
         page_text=step.page_text, response=step.output.response,
         memory=step.output.memory, actions=step.executed or step.output.actions or None, parse_error=step.output.parse_error,
         feedback=feedback_text(step.executed, step.output.parse_error) or None, logprob=step.output.logprob,
+        context_dropped=step.output.context_dropped,
+        token_ids=list(step.output.token_ids) if step.output.token_ids is not None else None,
+        token_logprobs=list(step.output.token_logprobs) if step.output.token_logprobs is not None else None,
         state_hash=step.state_hash, latency=step.latency).model_dump() for step in result.steps]
     error = result.error
     if result.refused:

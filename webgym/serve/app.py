@@ -58,6 +58,8 @@ class ChatRequest(BaseModel):
     max_completion_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
     logprobs: bool | None = None
+    return_tokens_as_token_ids: bool | None = None
+    """vLLM's extension: logprob tokens as `token_id:N`, so the client can keep the exact sampled tokens."""
     top_logprobs: int | None = None
     n: int | None = None
     stream: bool | None = None
@@ -119,11 +121,13 @@ def _finish_reason(vlm: VLM, generation: Generation) -> str:
     return "stop" if generation.token_ids and generation.token_ids[-1] in ends else "length"
 
 
-def completion(vlm: VLM, name: str, generation: Generation, with_logprobs: bool) -> dict[str, Any]:
+def completion(vlm: VLM, name: str, generation: Generation, with_logprobs: bool,
+               token_ids: bool = False) -> dict[str, Any]:
     """The chat completion object of one generation, as OpenAI and vLLM shape it."""
     logprobs = None
     if with_logprobs:
-        tokens = [vlm.tokenizer.decode([token]) for token in generation.token_ids]
+        tokens = [f"token_id:{token}" if token_ids else vlm.tokenizer.decode([token])
+                  for token in generation.token_ids]
         logprobs = {"content": [{"token": token, "logprob": value, "bytes": list(token.encode()), "top_logprobs": []}
                                 for token, value in zip(tokens, generation.token_logprobs, strict=True)]}
     completion_tokens = len(generation.token_ids)
@@ -177,7 +181,8 @@ def build_app(vlm: VLM, name: str) -> Starlette:
                 generation = await asyncio.to_thread(run)
             except InputError as error:
                 return _error(400, "BadRequestError", str(error))
-        return JSONResponse(completion(vlm, name, generation, bool(body.logprobs)))
+        return JSONResponse(completion(vlm, name, generation, bool(body.logprobs),
+                                       bool(body.return_tokens_as_token_ids)))
 
     return Starlette(routes=[Route("/v1/models", models, methods=["GET"]),
                              Route("/v1/chat/completions", chat, methods=["POST"])])

@@ -43,6 +43,10 @@ class TrainingSample:
     """Sum of the response's token log-probabilities under the policy that sampled it (steps.logprob), if known."""
     sample_id: str | None = None
     """Where the sample came from (e.g. "trajectory_id:t"), named in error reports."""
+    response_ids: tuple[int, ...] | None = None
+    """The response's tokens as the policy sampled them (steps.token_ids); the trainer learns these when set."""
+    old_token_logprobs: tuple[float, ...] | None = None
+    """Per-token terms of `old_logprob` (steps.token_logprobs): what the trainer's recomputation must equal."""
 
 
 TEXT_POLICIES = frozenset({"chat", "local"})
@@ -131,6 +135,8 @@ def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: 
             problems.append(f"trajectory {trajectory_id}: {error}")
             continue
         task, logprobs = specs[episode["task_id"]], rows["logprob"].tolist()
+        token_ids, token_logprobs, dropped = ([rows[name].tolist() if name in rows else [None] * len(rows)
+                                               for name in ("token_ids", "token_logprobs", "context_dropped")])
         wanted = wanted_by_trajectory[trajectory_id][["t", "weight", "advantage"]]
         for t, weight, advantage in wanted.itertuples(index=False):
             if t >= len(turns) or turns[t].response is None:
@@ -138,9 +144,12 @@ def training_samples(accepted: pd.DataFrame, steps: pd.DataFrame, trajectories: 
                 continue
             observed = PolicyInput(task, turns[t].observation, turns[:t], t, int(episode["horizon"]))
             built[(trajectory_id, t)] = TrainingSample(
-                build_messages(observed, context), turns[t].response, float(weight),
+                build_messages(observed, context, int(dropped[t]) if _present(dropped[t]) else 0),
+                turns[t].response, float(weight),
                 float(advantage) if _present(advantage) else 0.0,
-                float(logprobs[t]) if text_policy and _present(logprobs[t]) else None, f"{trajectory_id}:{t}")
+                float(logprobs[t]) if text_policy and _present(logprobs[t]) else None, f"{trajectory_id}:{t}",
+                tuple(map(int, token_ids[t])) if text_policy and token_ids[t] is not None else None,
+                tuple(map(float, token_logprobs[t])) if text_policy and token_logprobs[t] is not None else None)
     missing = set(ids) - set(steps["trajectory_id"])
     problems += [f"trajectory {t}: no steps rows" for t in sorted(missing)]
     samples = [built[k] for k in accepted[key].itertuples(index=False, name=None) if k in built]

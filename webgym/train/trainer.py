@@ -7,9 +7,11 @@ Metrics are namespaced (train/loss, train/grad_norm, ...) and go through logging
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,11 +21,15 @@ from webgym.config import TrainConfig
 from webgym.models.checkpoint import VLM, load_vlm, resolve_device, save_vlm
 from webgym.models.inputs import InputError, collate, encode_sample
 from webgym.models.logprobs import response_logprobs
-from webgym.train.engine import Engine, make_engine
+from webgym.train.engine import make_engine
 from webgym.train.objectives import OBJECTIVES, LossInputs
+from webgym.train.parity import Parity, compare
 from webgym.train.samples import TrainingSample
 
 log = logging.getLogger(__name__)
+
+PARITY_TOLERANCE = 1e-3
+"""Largest per-token |recorded - recomputed| log-probability that is rounding, not a mismatch."""
 
 
 class TrainError(ValueError):
@@ -53,7 +59,7 @@ def _usable(vlm: VLM, samples: list[TrainingSample], config: TrainConfig) -> lis
         try:
             if not isinstance(sample.response, str) or not isinstance(sample.messages, list):
                 raise InputError("response must be a string and messages a list of chat messages")
-            length = encode_sample(vlm, sample.messages, sample.response).length
+            length = encode_sample(vlm, sample.messages, sample.response, sample.response_ids).length
         except InputError as error:
             log.warning("train: %s skipped: %s", _name(sample, i), error)
             continue
@@ -80,7 +86,7 @@ def _micro_batches(indices: list[int], config: TrainConfig, ranks: int) -> list[
 
 
 def _tensors(vlm: VLM, samples: list[TrainingSample], batch: list[int], device: torch.device) -> dict:
-    encoded = [encode_sample(vlm, samples[i].messages, samples[i].response) for i in batch]
+    encoded = [encode_sample(vlm, samples[i].messages, samples[i].response, samples[i].response_ids) for i in batch]
     return {name: value.to(device) for name, value in collate(encoded, vlm.tokenizer.pad_token_id).items()}
 
 
@@ -93,24 +99,44 @@ def _right_aligned(rows: list[torch.Tensor], width: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def _frozen_logprobs(model: torch.nn.Module, engine: Engine, vlm: VLM, samples: list[TrainingSample],
-                     indices: list[int], config: TrainConfig) -> dict[int, torch.Tensor]:
+def _frozen_logprobs(model: torch.nn.Module, vlm: VLM, samples: list[TrainingSample], indices: list[int],
+                     micro_batch_size: int, device: torch.device,
+                     autocast: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
+                     ) -> dict[int, torch.Tensor]:
     """Each sample's response-token log-probabilities under `model` as it is now (no gradient)."""
     out: dict[int, torch.Tensor] = {}
-    for start in range(0, len(indices), config.micro_batch_size):
-        batch = indices[start:start + config.micro_batch_size]
-        with engine.autocast():
-            logprobs, mask = response_logprobs(model, _tensors(vlm, samples, batch, engine.device))
+    for start in range(0, len(indices), micro_batch_size):
+        batch = indices[start:start + micro_batch_size]
+        with autocast():
+            logprobs, mask = response_logprobs(model, _tensors(vlm, samples, batch, device))
         for row, i in enumerate(batch):
             out[i] = logprobs[row][mask[row]].float()
     return out
 
 
-def _old_logprob_gap(samples: list[TrainingSample], old: dict[int, torch.Tensor]) -> float | None:
-    """Mean |recorded - recomputed| response logprob per token: how off-policy (or mis-served) the samples are."""
-    gaps = [abs(samples[i].old_logprob - float(lp.sum())) / lp.numel()
-            for i, lp in old.items() if samples[i].old_logprob is not None]
-    return sum(gaps) / len(gaps) if gaps else None
+def _parity(samples: list[TrainingSample], computed: dict[int, torch.Tensor]) -> Parity | None:
+    recorded = {_name(samples[i], i): samples[i].old_token_logprobs for i in computed
+                if samples[i].old_token_logprobs is not None}
+    return compare(recorded, {_name(samples[i], i): lp for i, lp in computed.items()})
+
+
+def logprob_parity(vlm: VLM, samples: list[TrainingSample], micro_batch_size: int = 1) -> Parity | None:
+    """The trainer's recomputation of the samples' response tokens under `vlm` against the token
+    log-probabilities the policy recorded (None when none did). Run it on the weights that sampled them."""
+    computed = _frozen_logprobs(vlm.model.eval(), vlm, samples, list(range(len(samples))), micro_batch_size,
+                                vlm.model.device)
+    return _parity(samples, computed)
+
+
+def vision_parameters(model: torch.nn.Module) -> dict[str, torch.nn.Parameter]:
+    """The vision tower's parameters (Qwen-VL names them model.visual.*)."""
+    return {name: parameter for name, parameter in model.named_parameters() if ".visual." in f".{name}"}
+
+
+def freeze_vision(model: torch.nn.Module) -> None:
+    """Keep the vision tower as it is: its parameters get no gradient and no update."""
+    for parameter in vision_parameters(model).values():
+        parameter.requires_grad_(False)
 
 
 # ---- training -----------------------------------------------------------------------------------
@@ -131,9 +157,7 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     # model: fp32 master weights; bf16 comes from autocast or DeepSpeed's bf16 mode
     vlm = load_vlm(base, device="cpu" if config.zero_stage else config.device, dtype="float32")
     if config.freeze_vision:
-        for name, parameter in vlm.model.named_parameters():
-            if ".visual." in f".{name}":
-                parameter.requires_grad_(False)
+        freeze_vision(vlm.model)
     if config.gradient_checkpointing:
         vlm.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     vlm.model.train()
@@ -152,11 +176,13 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
         mine = sorted({i for batch in batches for i in batch})
 
         # loss inputs fixed before the first update: the old policy (GRPO's ratio) and the KL reference
-        old = _frozen_logprobs(model, engine, vlm, samples, mine, config) if objective.needs_old_logprobs else None
+        old = _frozen_logprobs(model, vlm, samples, mine, config.micro_batch_size, engine.device, engine.autocast) \
+            if objective.needs_old_logprobs else None
         ref = old if config.kl_coef > 0 else None
         if config.reference is not None:
             reference = load_vlm(config.reference, device=str(engine.device), dtype="float32").model
-            ref = _frozen_logprobs(reference, engine, vlm, samples, mine, config)
+            ref = _frozen_logprobs(reference, vlm, samples, mine, config.micro_batch_size, engine.device,
+                                   engine.autocast)
             del reference
 
         # loss
@@ -210,8 +236,13 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
                "train/samples": float(len(usable)), "train/skipped_samples": float(len(samples) - len(usable)),
                "train/step_time_s": sum(h["train/step_time_s"] for h in history) / len(history),
                "train/engine_init_s": engine_init_s, "train/time_s": time.perf_counter() - started}
-    gap = _old_logprob_gap(samples, old) if old is not None else None
-    if gap is not None:
-        metrics["train/old_logprob_gap"] = gap
+    parity = _parity(samples, old) if old is not None else None
+    if parity is not None:  # before any update: a gap beyond rounding is a train/serve mismatch
+        metrics.update(parity.metrics())
+        if parity.max_abs_diff > PARITY_TOLERANCE:
+            log.warning("train: recorded and recomputed token log-probabilities differ by up to %.3g (mean %.3g) "
+                        "over %d tokens%s: the policy saw other inputs than the trainer rebuilds, or other weights",
+                        parity.max_abs_diff, parity.mean_abs_diff, parity.tokens,
+                        "; " + "; ".join(parity.mismatched[:3]) if parity.mismatched else "")
     log.info("train: done in %.1f s, checkpoint %s", metrics["train/time_s"], path)
     return TrainResult(path, metrics, history)
