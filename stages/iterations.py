@@ -18,9 +18,14 @@ class IterationPlan:
     warm_start: bool
     """It is the warm start: oracle demonstrations on train tasks, then SFT."""
     checkpoint: str | None
-    """The newest checkpoint's path, which the iteration rolls out (None: the profile's policy)."""
+    """The path of the newest checkpoint of an earlier iteration, which the iteration rolls out (None: the
+    profile's policy)."""
     untrained: bool
     """No checkpoint exists yet."""
+    trained: dict | None = None
+    """The iteration's own checkpoints row when a run stopped after training it and before its evaluation
+    ended: the iteration resumes at evaluate (rolling out and training again would add episodes and a
+    second checkpoint)."""
 
 
 def latest_checkpoint(checkpoints: pd.DataFrame, before: int | None = None) -> dict | None:
@@ -50,10 +55,10 @@ def next_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
     return newest + 1 if finished(newest, checkpoints, evals) else newest
 
 
-def warm_start_due(iteration: int, warm_start_tasks: int, checkpoints: pd.DataFrame) -> bool:
-    """Iteration 0 of a lake without checkpoints is the warm start (oracle demonstrations, then SFT)
-    when the profile asks for one."""
-    return iteration == 0 and warm_start_tasks > 0 and checkpoints.empty
+def warm_start_due(iteration: int, warm_start_tasks: int) -> bool:
+    """Iteration 0 is the warm start (oracle demonstrations, then SFT) when the profile asks for one,
+    also when a run stopped after its checkpoint was saved: it stays the warm start when resumed."""
+    return iteration == 0 and warm_start_tasks > 0
 
 
 def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame,
@@ -61,9 +66,16 @@ def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
     """The next iteration from the checkpoints, evals and trajectories tables (`warm_start_tasks`: the
     profile's nightly.warm_start_tasks)."""
     iteration = next_iteration(checkpoints, evals, trajectories)
-    newest = latest_checkpoint(checkpoints)
-    return IterationPlan(iteration, warm_start_due(iteration, warm_start_tasks, checkpoints),
-                         newest["path"] if newest else None, checkpoints.empty)
+    previous = latest_checkpoint(checkpoints, before=iteration)
+    own = checkpoints[checkpoints["iteration"] == iteration]
+    return IterationPlan(iteration, warm_start_due(iteration, warm_start_tasks), previous["path"] if previous else None,
+                         checkpoints.empty, latest_checkpoint(own) if len(own) else None)
+
+
+def rolled_out(trajectories: pd.DataFrame, iteration: int) -> list[str]:
+    """Ids of the iteration's training and demonstration episodes (not its evaluation episodes)."""
+    mine = trajectories[(trajectories["iteration"] == iteration) & (trajectories["purpose"] != "evaluation")]
+    return mine["trajectory_id"].tolist()
 
 
 def rollout_success(verdicts: pd.DataFrame, trajectory_ids: list[str]) -> float | None:
