@@ -19,6 +19,7 @@ REASONS = {
     "policy_error": "the policy failed to answer",
     "cut": "cut off by the straggler limit",
     "blocked": "the website blocked the agent",
+    "failed": "the episode failed with an unexpected error",
 }
 
 
