@@ -7,6 +7,7 @@ Layout under the root (a path or an fsspec URL):
                                       `replace_table` swaps a whole table, e.g. for the split)
     blobs/<sha256>.png                screenshots, content-addressed, written once
     _compaction/<table>.json          intent of a compaction or replace in progress (finished by `recover`)
+    _writer.lock                      held by the one writing command at a time (`writing`)
 
 Every file becomes visible in one step (temporary name, then rename; a single PUT on object
 stores), so a reader never sees a partial file and a killed writer leaves earlier data intact.
@@ -43,6 +44,11 @@ from webgym.config import project_path
 log = logging.getLogger(__name__)
 
 SCHEMA_FILE = "_schema.parquet"
+WRITER_LOCK = "_writer.lock"
+
+
+class LakeBusy(RuntimeError):
+    """Another process holds the lake's writer lock; the message names it."""
 
 
 def _stamp() -> str:
@@ -196,6 +202,34 @@ class Lake:
         """A journaled writer for many small appends (rollouts); see StreamWriter."""
         return StreamWriter(self, run_id, batch_rows)
 
+    # -- writers ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self, command: str) -> Iterator[None]:
+        """Hold the lake's writer lock while `command` runs: a second writing command on the same lake is
+        refused with LakeBusy naming the holder (pid, command, since), instead of both appending the same
+        keys. The lock is an flock on `_writer.lock` in the root, released by the kernel when the holder
+        dies (also by SIGKILL). Object stores have no locks: there one writer per lake is the operator's rule."""
+        if not self.is_local:
+            yield
+            return
+        os.makedirs(self._base, exist_ok=True)
+        with open(self._path(WRITER_LOCK), "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                raise LakeBusy(f"lake {self.root} is being written by {handle.read().strip() or 'another process'}; "
+                               "wait for it to finish or stop it, then run this again") from None
+            try:
+                handle.seek(0)
+                handle.truncate()
+                handle.write(f"pid {os.getpid()} (webgym {command}) since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
+                handle.flush()
+                yield
+            finally:
+                handle.truncate(0)
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     # -- blobs -----------------------------------------------------------------------------
     def put_blob(self, data: bytes, suffix: str = "png") -> str:
         """Store bytes once under their SHA-256 and return the hash."""
@@ -247,6 +281,17 @@ class Lake:
         rows_after, checksum_after = self.checksum(name)
         return CompactionResult(name, len(parts), len(self.parts(name)), rows, rows_after,
                                 checksum, checksum_after)
+
+    def repair(self, name: str) -> int:
+        """Remove rows whose key (the table's schema keys) repeats an earlier row's, keeping the first
+        written (oldest part first); return how many went. Crash-safe like `replace_table`; a table
+        without duplicates is not rewritten."""
+        schema = schema_for(name)
+        frame = self.read_table(name)
+        repeated = frame.duplicated(list(schema.keys), keep="first")
+        if repeated.any():
+            self.replace_table(name, frame[~repeated], run_id="repaired")
+        return int(repeated.sum())
 
     def _finish_compaction(self, intent: str) -> None:
         plan = json.loads(self.fs.cat_file(intent))
