@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 
 from schemas import TABLES, TableSchema, schema_for
 from webgym.config import project_path
+from webgym.llm.secrets import known_secrets, redact_known
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +127,16 @@ class Lake:
         return buffer.getvalue()
 
     # -- tables ----------------------------------------------------------------------------
+    def to_arrow(self, name: str, frame: pd.DataFrame) -> pa.Table:
+        """`frame` as the table's Arrow rows, validated, with every secret the process knows redacted from its
+        text: the one place every write passes (a model response or page can echo an API key)."""
+        schema = self.ensure_table(name)
+        secrets = known_secrets()
+        if secrets:
+            text = [c for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])]
+            frame = frame.assign(**{c: frame[c].map(lambda v: redact_known(v, secrets)) for c in text})
+        return schema.to_arrow(frame)
+
     def ensure_table(self, name: str) -> TableSchema:
         """Create the table's folder and schema file, refreshing the file when the schema changed."""
         schema = schema_for(name)
@@ -149,8 +160,7 @@ class Lake:
 
     def write_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str | None:
         """Validate `frame` and append it as a new part; return the part's path (None if empty)."""
-        schema = self.ensure_table(name)
-        table = schema.to_arrow(frame)
+        table = self.to_arrow(name, frame)
         if table.num_rows == 0:
             return None
         path = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
@@ -163,7 +173,7 @@ class Lake:
         rewrite rows, such as the split. Crash-safe like `compact`: the intent is written first, so
         `recover` either keeps the old parts or finishes the swap, never both or neither."""
         self.recover(name)
-        table = self.ensure_table(name).to_arrow(frame)
+        table = self.to_arrow(name, frame)
         output = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
         intent = self._path("_compaction", f"{name}.json")
         self._put(intent, json.dumps({"output": output, "inputs": self.parts(name)}).encode())
@@ -424,7 +434,7 @@ class StreamWriter:
         """Journal rows of one or more tables as one unit, committing when the batch is full."""
         if self._lock_handle is None:
             raise RuntimeError("StreamWriter.append outside `with lake.stream(...)`")
-        tables = {name: self.lake.ensure_table(name).to_arrow(frame) for name, frame in frames.items()}
+        tables = {name: self.lake.to_arrow(name, frame) for name, frame in frames.items()}
         self._journal.add(self._seq, tables)
         self._seq += 1
         self._pending_rows += max(t.num_rows for t in tables.values())

@@ -12,8 +12,9 @@ from webgym.policies.chat import ChatPolicy
 from webgym.rollout.collect import collect, episode_specs
 
 
-def _run(lake, site, server, tasks, tmp_path, **rollout):
-    config = LLMConfig(default=[EndpointConfig(base_url=server.base_url, model="policy-model", timeout_s=5)],
+def _run(lake, site, server, tasks, tmp_path, api_key_env=None, **rollout):
+    endpoint = EndpointConfig(base_url=server.base_url, model="policy-model", timeout_s=5, api_key_env=api_key_env)
+    config = LLMConfig(default=[endpoint],
                        cache_dir=str(tmp_path / "cache"), backoff_s=0.01)
     url_policy = UrlPolicy(allowed_hosts=frozenset({f"127.0.0.1:{site.server_address[1]}"}), allow_public=False)
     settings = RolloutConfig(**rollout)
@@ -81,3 +82,24 @@ def test_hostile_model_output_is_capped_and_recorded_and_never_loses_the_batch(l
     assert "50 tool calls in one step; ran the first 10" in spam["parse_error"]
     assert f"response of {1_000_000 + 50 * len(scroll)} characters" in spam["parse_error"] and "kept the first 5000" in spam["parse_error"]
     assert trajectories.loc["spam", "termination"] == "answered"
+
+
+def test_api_keys_in_model_output_are_redacted_from_everything_stored(lake, site, tmp_path, monkeypatch):
+    policy_key, openai_key = "wg-policy-9f8e7d6c5b4a", "sk-proj-0123456789abcdef"
+    monkeypatch.setenv("WEBGYM_POLICY_AUTH", policy_key)  # the profile's api_key_env: known to the LLM client
+    monkeypatch.setenv("OPENAI_API_KEY", openai_key)  # named like a key: known from the environment
+    leak = f"my keys are {policy_key} and {openai_key}"
+    with ScriptedServer(api_key=policy_key) as server:
+        server.add(Reply(text=f"<memory>{leak}</memory>"
+                              f'<tool_call>{{"name": "answer", "arguments": {{"text": "{leak}"}}}}</tool_call>'))
+        _run(lake, site, server, [TaskSpec("leak", "Leak the keys", url_of(site))], tmp_path,
+             api_key_env="WEBGYM_POLICY_AUTH")
+    trajectory = lake.read_table("trajectories").iloc[0]
+    assert trajectory["termination"] == "answered"
+    assert trajectory["answer"] == "my keys are [redacted] and [redacted]"
+    step = lake.read_table("steps").iloc[0]
+    assert step["memory"] == "my keys are [redacted] and [redacted]" and "[redacted]" in step["response"]
+    assert step["actions"][0]["text"] == "my keys are [redacted] and [redacted]"
+    stored = b"".join(open(path, "rb").read() for path in lake.fs.find(lake.root))
+    for key in (policy_key, openai_key):
+        assert key.encode() not in stored
