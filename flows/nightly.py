@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow.dataset as ds
-
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
