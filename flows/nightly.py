@@ -10,8 +10,9 @@ trains from it, and the night's held-out evaluation is of the policy actually se
 Every stage is idempotent, so a run killed anywhere and started again finishes the iteration it was
 in without redoing or duplicating finished work: rollouts skip finished episodes, the judge skips
 judged ones, accept and train reuse what an iteration already wrote, evaluate writes an evals row
-once. Iteration numbers advance by themselves: an iteration is finished once its checkpoint has been
-evaluated, and the next run continues from the newest checkpoint (stages/iterations.py). A failing
+once, and an iteration whose checkpoint exists resumes at validate -> serve -> evaluate. Iteration
+numbers advance by themselves: an iteration is finished once its served policy has been evaluated on
+the test split, and the next run continues from the served checkpoint (stages/iterations.py). A failing
 stage retries (its task retries), then stops the run with the stage named; everything finished stays
 in the lake.
 
@@ -36,9 +37,9 @@ from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
 from flows.rollout import rollout
 from flows.serve import serve
-from flows.train import acceptance, train
+from flows.train import TrainReport, acceptance, train
 from stages.evaluate import EvaluateReport
-from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rollout_success
+from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rolled_out, rollout_success
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config
 from webgym.lake import Lake
@@ -136,6 +137,17 @@ def episodes_success(config: Config, trajectory_ids: list[str]) -> float | None:
 
 
 @task(cache_policy=NO_CACHE)
+def trained_iteration(config: Config, plan: IterationPlan) -> tuple[list[str], int]:
+    """(episode ids, accepted steps) of an iteration trained before the run stopped, as the lake holds them."""
+    lake, objective = Lake(config.lake.data_dir), plan.trained["objective"]
+    trajectories = lake.read_table("trajectories", columns=["trajectory_id", "iteration", "purpose"],
+                                   filter=ds.field("iteration") == plan.iteration)
+    accepted = lake.read_table("accepted", columns=["t"], filter=(ds.field("iteration") == plan.iteration)
+                               & (ds.field("objective") == objective))
+    return rolled_out(trajectories, plan.iteration), len(accepted)
+
+
+@task(cache_policy=NO_CACHE)
 def write_report(config: Config) -> str:
     """The HTML report of everything in the lake; its path."""
     from webgym.report import default_path
@@ -145,9 +157,8 @@ def write_report(config: Config) -> str:
     return str(render(lake, default_path(lake), config.profile).resolve())
 
 
-def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
-    """One iteration: (warm start or rollout) -> judge -> [dynamic sampling] -> train -> validate and
-    promote -> serve -> evaluate."""
+def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple[list[str], TrainReport]:
+    """(warm start or rollout) -> judge -> [dynamic sampling] -> train: the episode ids and the training."""
     settings, root, iteration, warm = config.nightly, config.lake.data_dir, plan.iteration, plan.warm_start
     checkpoint = None if warm else plan.checkpoint
     if warm:
@@ -169,23 +180,45 @@ def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) 
             ids += more.trajectory_ids
     trained = stage(settings.dispatch, train, iteration=iteration, objective="sft" if warm else None,
                     epochs=settings.warm_start_epochs if warm else None, config_path=config_path, data_dir=root)
+    return ids, trained
+
+
+def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str, path: str,
+                         config_path: str | None) -> dict:
+    """The new checkpoint and the served one on the same validation tasks (nightly.validation_tasks; the
+    served one's episodes are those of its own iteration, so it is not rolled out again), then the
+    promotion decision."""
+    settings, root = config.nightly, config.lake.data_dir
     validated = served_validated = None
     if settings.validation_tasks:
-        validated = stage(settings.dispatch, evaluate, checkpoint=trained.path, iteration=iteration, split="validation",
+        validated = stage(settings.dispatch, evaluate, checkpoint=path, iteration=plan.iteration, split="validation",
                           size=settings.validation_tasks, config_path=config_path, data_dir=root)
-        if checkpoint:
-            served_validated = stage(settings.dispatch, evaluate, checkpoint=checkpoint, split="validation",
+        if plan.checkpoint:
+            served_validated = stage(settings.dispatch, evaluate, checkpoint=plan.checkpoint, split="validation",
                                      iteration=plan.checkpoint_iteration, size=settings.validation_tasks,
                                      config_path=config_path, data_dir=root)
-    promoted = record_promotion(config, plan, trained.checkpoint_id, validated, served_validated)
-    served, served_id = (trained.path, trained.checkpoint_id) if promoted["promoted"] else (checkpoint, plan.checkpoint_id)
+    return record_promotion(config, plan, checkpoint_id, validated, served_validated)
+
+
+def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
+    """One iteration: learn (unless a stopped run already trained it) -> validate and promote -> serve the
+    served policy -> evaluate it."""
+    settings, root, iteration = config.nightly, config.lake.data_dir, plan.iteration
+    if plan.trained is None:
+        ids, trained = learn(config, plan, config_path)
+        checkpoint_id, path, accepted = trained.checkpoint_id, trained.path, trained.accepted_steps
+    else:
+        ids, accepted = trained_iteration(config, plan)
+        checkpoint_id, path = plan.trained["checkpoint_id"], plan.trained["path"]
+    promoted = validate_and_promote(config, plan, checkpoint_id, path, config_path)
+    served, served_id = (path, checkpoint_id) if promoted["promoted"] else (plan.checkpoint, plan.checkpoint_id)
     # A configured server (vLLM on a cluster) moves to the served checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
     stage(settings.dispatch, serve, checkpoint=served, served_model_name=served_id, config_path=config_path)
     evaluated = stage(settings.dispatch, evaluate, checkpoint=served, iteration=iteration,
                       size=settings.eval_tasks, config_path=config_path, data_dir=root)
-    return IterationSummary(iteration, "warm start" if warm else "rollout", len(ids), episodes_success(config, ids),
-                            trained.accepted_steps, trained.checkpoint_id, promoted, evaluated)
+    return IterationSummary(iteration, "warm start" if plan.warm_start else "rollout", len(ids),
+                            episodes_success(config, ids), accepted, checkpoint_id, promoted, evaluated)
 
 
 @flow(name="nightly")

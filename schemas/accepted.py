@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class AcceptedStep(BaseModel):
+class AcceptedStep(Row):
     trajectory_id: str = Field(description="The episode (trajectories.trajectory_id).")
     t: int = Field(ge=0, description="The step kept.")
     iteration: int = Field(ge=0, description="Training iteration this selection feeds.")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class BlockedWebsite(BaseModel):
+class BlockedWebsite(Row):
     website: str = Field(description="Host name.")
     reason: Literal["blocked", "unreachable"] | None = Field(
         default=None, description="blocked: it blocked agents (CAPTCHA, 403, the blocking detector) in episodes of "

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class Checkpoint(BaseModel):
+class Checkpoint(Row):
     checkpoint_id: str = Field(description="Unique name of the checkpoint.")
     iteration: int = Field(ge=0, description="Iteration that trained it.")
     path: str = Field(description="Directory in Hugging Face layout (or the policy's own format).")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class Duplicate(BaseModel):
+class Duplicate(Row):
     source: str = Field(description="Source of the dropped task (seed_tasks.source).")
     source_id: str = Field(description="Id of the dropped task in its source (seed_tasks.source_id).")
     duplicate_of_source: str = Field(description="Source of the kept task it duplicates.")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class Eval(BaseModel):
+class Eval(Row):
     trajectory_id: str = Field(description="The evaluation episode (trajectories.trajectory_id).")
     evaluation: str | None = Field(
         default=None, description="Which evaluation the episode belongs to: the policy kind and a hash of the task "

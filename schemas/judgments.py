@@ -5,23 +5,24 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
-class FactVerdict(BaseModel):
+
+class FactVerdict(Row):
     fact: str = Field(description="The fact checked.")
     success: bool | None = Field(description="True, False, or null when not evaluable.")
     rationale: str | None = Field(default=None, description="Why.")
 
 
-class GroupVerdict(BaseModel):
+class GroupVerdict(Row):
     description: str = Field(description="The fact group checked.")
     success: bool = Field(description="Every fact of the group holds.")
     facts: list[FactVerdict] = Field(description="Per-fact verdicts.")
 
 
-class Judgment(BaseModel):
+class Judgment(Row):
     judgment_id: str = Field(description="Unique id of this judgment.")
     trajectory_id: str = Field(description="The episode judged (trajectories.trajectory_id).")
     judge: str = Field(description="exact, reference, rubric, webjudge, task_only or gate.")

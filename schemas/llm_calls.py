@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class LlmCall(BaseModel):
+class LlmCall(Row):
     call_id: str = Field(description="Unique id of this request attempt.")
     request_hash: str = Field(description="Hash of the full request: the cache key.")
     endpoint: str = Field(description="Base URL of the endpoint (no credentials).")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class Promotion(BaseModel):
+class Promotion(Row):
     checkpoint_id: str = Field(description="The new checkpoint (checkpoints.checkpoint_id).")
     iteration: int = Field(ge=0, description="Iteration that trained it.")
     promoted: bool = Field(description="It became the served policy; false: the previous one stays served.")

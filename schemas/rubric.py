@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from schemas.table import Row
 
 
-class FactGroup(BaseModel):
+class FactGroup(Row):
     """One criterion of a rubric: a description and the facts that must all hold."""
 
     description: str = Field(description="What this group checks, e.g. 'the cheapest flight'.")
@@ -16,7 +18,7 @@ class FactGroup(BaseModel):
                     "null for rubrics judged by an LLM.")
 
 
-class Rubric(BaseModel):
+class Rubric(Row):
     """A task's rubric; difficulty is the total number of facts."""
 
     groups: list[FactGroup] = Field(description="Fact groups, in the order the rubric lists them.")

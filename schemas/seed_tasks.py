@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from schemas.rubric import Rubric
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class SeedTask(BaseModel):
+class SeedTask(Row):
     source: str = Field(description="Adapter that read it: webvoyager, webarena, synthetic, ...")
     source_id: str = Field(description="The record's id in its source (or file:line when it has none).")
     text: str = Field(description="The task instruction as the source states it.")

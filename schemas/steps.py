@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 
-class Element(BaseModel):
+class Element(Row):
     """An interactive element numbered on a set-of-marks screenshot."""
 
     mark: int = Field(description="The number drawn on the screenshot.")
@@ -24,7 +24,7 @@ class Element(BaseModel):
     value: str | None = Field(default=None, description="A text field's current value.")
 
 
-class Action(BaseModel):
+class Action(Row):
     """One tool call; only the arguments its tool takes are set."""
 
     name: str = Field(description="Tool: click, type, scroll, back, goto, answer, hover, drag, ...")
@@ -43,7 +43,7 @@ class Action(BaseModel):
     feedback: str | None = Field(default=None, description="What the action did, as told to the agent.")
 
 
-class Latency(BaseModel):
+class Latency(Row):
     """Seconds spent per operation type in this step."""
 
     navigate_s: float | None = Field(default=None, description="Navigation.")
@@ -52,7 +52,7 @@ class Latency(BaseModel):
     policy_s: float | None = Field(default=None, description="Waiting for the policy.")
 
 
-class Step(BaseModel):
+class Step(Row):
     trajectory_id: str = Field(description="The episode (trajectories.trajectory_id).")
     t: int = Field(ge=0, description="Step index from 0.")
     screenshot_sha256: str | None = Field(default=None, description="Blob hash of the observed screenshot.")

@@ -16,7 +16,29 @@ from typing import Any, Literal
 import annotated_types
 import pandas as pd
 import pyarrow as pa
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
+
+
+def valid_text(value: Any) -> Any:
+    """`value` with every string in it (also inside lists and dicts) made encodable as UTF-8: surrogate
+    pairs joined, lone surrogates replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, dict):
+        return {valid_text(k): valid_text(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [valid_text(v) for v in value]
+    return value
+
+
+class Row(BaseModel):
+    """Base of every row model: text is made storable once, here, whatever produced it (model output and
+    page titles can hold lone surrogates, which neither UTF-8, Arrow nor pandas' string columns accept)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _valid_text(cls, value: Any) -> Any:
+        return valid_text(value)
 
 
 class SchemaError(ValueError):

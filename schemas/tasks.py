@@ -7,10 +7,10 @@ import hashlib
 import math
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from schemas.rubric import Rubric
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 TAXONOMY: dict[str, tuple[str, ...]] = {
     "Lifestyle & Leisure": ("Sports & Fitness", "Health & Medicine", "Shopping", "Food & Cooking",
@@ -30,7 +30,7 @@ subdomain); the paper's figure 1 shows the same six domains. Defined only here: 
 its answer check and the statistics read it."""
 
 
-class Task(BaseModel):
+class Task(Row):
     task_id: str = Field(description="Stable hash of source, source_id and (for decomposed tasks) the groups kept.")
     parent_task_id: str | None = Field(default=None, description="The task this one was decomposed from.")
     parent_groups: list[int] | None = Field(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from schemas.table import TableSchema
+from schemas.table import Row, TableSchema
 
 Purpose = Literal["train", "demonstration", "evaluation", "validation"]
 """Why an episode was run: a training rollout of the policy, a demonstration (the oracle on training
@@ -15,11 +15,12 @@ tasks: the warm start), an evaluation on held-out tasks, or a validation of a ne
 validation split (whether it is promoted). Rates never mix them."""
 
 Termination = Literal["answered", "max_steps", "parse_error", "env_error", "navigation_failed",
-                      "blocked", "timeout", "policy_error", "context_overflow",
-                      "cut"]
+                      "blocked", "timeout", "policy_error", "context_overflow", "cut", "failed"]
+"""`failed`: the episode raised an unexpected error (its reason is in `error`); recorded so that one bad
+episode never loses the others of its batch."""
 
 
-class Trajectory(BaseModel):
+class Trajectory(Row):
     trajectory_id: str = Field(description="Unique episode id.")
     task_id: str = Field(description="The task attempted (tasks.task_id).")
     iteration: int = Field(ge=0, description="Training iteration that produced it.")

@@ -18,14 +18,18 @@ class IterationPlan:
     warm_start: bool
     """It is the warm start: oracle demonstrations on train tasks, then SFT."""
     checkpoint: str | None
-    """The served checkpoint's path (the newest not kept back by promotion), which the iteration rolls out
-    (None: the profile's policy)."""
+    """The served checkpoint's path (the newest of an earlier iteration not kept back by promotion), which
+    the iteration rolls out (None: the profile's policy)."""
     checkpoint_id: str | None
     """The served checkpoint's id (None: the profile's policy)."""
     checkpoint_iteration: int | None
     """The iteration that trained the served checkpoint (where its validation episodes are)."""
     untrained: bool
     """No checkpoint exists yet."""
+    trained: dict | None = None
+    """The iteration's own checkpoints row when a run stopped after training it and before its evaluation
+    ended: the iteration resumes at evaluate (rolling out and training again would add episodes and a
+    second checkpoint)."""
 
 
 def latest_checkpoint(checkpoints: pd.DataFrame, before: int | None = None,
@@ -59,10 +63,10 @@ def next_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
     return newest + 1 if finished(newest, checkpoints, evals) else newest
 
 
-def warm_start_due(iteration: int, warm_start_tasks: int, checkpoints: pd.DataFrame) -> bool:
-    """Iteration 0 of a lake without checkpoints is the warm start (oracle demonstrations, then SFT)
-    when the profile asks for one."""
-    return iteration == 0 and warm_start_tasks > 0 and checkpoints.empty
+def warm_start_due(iteration: int, warm_start_tasks: int) -> bool:
+    """Iteration 0 is the warm start (oracle demonstrations, then SFT) when the profile asks for one,
+    also when a run stopped after its checkpoint was saved: it stays the warm start when resumed."""
+    return iteration == 0 and warm_start_tasks > 0
 
 
 def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame,
@@ -71,9 +75,17 @@ def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
     profile's nightly.warm_start_tasks; `rejected`: checkpoints kept back by promotion)."""
     iteration = next_iteration(checkpoints, evals, trajectories)
     served = latest_checkpoint(checkpoints, before=iteration, rejected=rejected)
-    return IterationPlan(iteration, warm_start_due(iteration, warm_start_tasks, checkpoints),
-                         served["path"] if served else None, served["checkpoint_id"] if served else None,
-                         int(served["iteration"]) if served else None, checkpoints.empty)
+    own = checkpoints[checkpoints["iteration"] == iteration]
+    return IterationPlan(iteration, warm_start_due(iteration, warm_start_tasks), served["path"] if served else None,
+                         served["checkpoint_id"] if served else None, int(served["iteration"]) if served else None,
+                         checkpoints.empty, latest_checkpoint(own) if len(own) else None)
+
+
+def rolled_out(trajectories: pd.DataFrame, iteration: int) -> list[str]:
+    """Ids of the iteration's training and demonstration episodes (not its evaluation or validation episodes)."""
+    mine = trajectories[(trajectories["iteration"] == iteration)
+                        & ~trajectories["purpose"].isin(["evaluation", "validation"])]
+    return mine["trajectory_id"].tolist()
 
 
 def rollout_success(verdicts: pd.DataFrame, trajectory_ids: list[str]) -> float | None:

@@ -7,6 +7,7 @@ Layout under the root (a path or an fsspec URL):
                                       `replace_table` swaps a whole table, e.g. for the split)
     blobs/<sha256>.png                screenshots, content-addressed, written once
     _compaction/<table>.json          intent of a compaction or replace in progress (finished by `recover`)
+    _writer.lock                      held by the one writing command at a time (`writing`)
 
 Every file becomes visible in one step (temporary name, then rename; a single PUT on object
 stores), so a reader never sees a partial file and a killed writer leaves earlier data intact.
@@ -39,10 +40,16 @@ import pyarrow.parquet as pq
 
 from schemas import TABLES, TableSchema, schema_for
 from webgym.config import project_path
+from webgym.llm.secrets import known_secrets, redact_known
 
 log = logging.getLogger(__name__)
 
 SCHEMA_FILE = "_schema.parquet"
+WRITER_LOCK = "_writer.lock"
+
+
+class LakeBusy(RuntimeError):
+    """Another process holds the lake's writer lock; the message names it."""
 
 
 def _stamp() -> str:
@@ -120,6 +127,16 @@ class Lake:
         return buffer.getvalue()
 
     # -- tables ----------------------------------------------------------------------------
+    def to_arrow(self, name: str, frame: pd.DataFrame) -> pa.Table:
+        """`frame` as the table's Arrow rows, validated, with every secret the process knows redacted from its
+        text: the one place every write passes (a model response or page can echo an API key)."""
+        schema = self.ensure_table(name)
+        secrets = known_secrets()
+        if secrets:
+            text = [c for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])]
+            frame = frame.assign(**{c: frame[c].map(lambda v: redact_known(v, secrets)) for c in text})
+        return schema.to_arrow(frame)
+
     def ensure_table(self, name: str) -> TableSchema:
         """Create the table's folder and schema file, refreshing the file when the schema changed."""
         schema = schema_for(name)
@@ -143,8 +160,7 @@ class Lake:
 
     def write_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str | None:
         """Validate `frame` and append it as a new part; return the part's path (None if empty)."""
-        schema = self.ensure_table(name)
-        table = schema.to_arrow(frame)
+        table = self.to_arrow(name, frame)
         if table.num_rows == 0:
             return None
         path = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
@@ -157,7 +173,7 @@ class Lake:
         rewrite rows, such as the split. Crash-safe like `compact`: the intent is written first, so
         `recover` either keeps the old parts or finishes the swap, never both or neither."""
         self.recover(name)
-        table = self.ensure_table(name).to_arrow(frame)
+        table = self.to_arrow(name, frame)
         output = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
         intent = self._path("_compaction", f"{name}.json")
         self._put(intent, json.dumps({"output": output, "inputs": self.parts(name)}).encode())
@@ -195,6 +211,34 @@ class Lake:
     def stream(self, run_id: str = "stream", batch_rows: int = 64) -> StreamWriter:
         """A journaled writer for many small appends (rollouts); see StreamWriter."""
         return StreamWriter(self, run_id, batch_rows)
+
+    # -- writers ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self, command: str) -> Iterator[None]:
+        """Hold the lake's writer lock while `command` runs: a second writing command on the same lake is
+        refused with LakeBusy naming the holder (pid, command, since), instead of both appending the same
+        keys. The lock is an flock on `_writer.lock` in the root, released by the kernel when the holder
+        dies (also by SIGKILL). Object stores have no locks: there one writer per lake is the operator's rule."""
+        if not self.is_local:
+            yield
+            return
+        os.makedirs(self._base, exist_ok=True)
+        with open(self._path(WRITER_LOCK), "a+") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                raise LakeBusy(f"lake {self.root} is being written by {handle.read().strip() or 'another process'}; "
+                               "wait for it to finish or stop it, then run this again") from None
+            try:
+                handle.seek(0)
+                handle.truncate()
+                handle.write(f"pid {os.getpid()} (webgym {command}) since {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC")
+                handle.flush()
+                yield
+            finally:
+                handle.truncate(0)
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     # -- blobs -----------------------------------------------------------------------------
     def put_blob(self, data: bytes, suffix: str = "png") -> str:
@@ -247,6 +291,17 @@ class Lake:
         rows_after, checksum_after = self.checksum(name)
         return CompactionResult(name, len(parts), len(self.parts(name)), rows, rows_after,
                                 checksum, checksum_after)
+
+    def repair(self, name: str) -> int:
+        """Remove rows whose key (the table's schema keys) repeats an earlier row's, keeping the first
+        written (oldest part first); return how many went. Crash-safe like `replace_table`; a table
+        without duplicates is not rewritten."""
+        schema = schema_for(name)
+        frame = self.read_table(name)
+        repeated = frame.duplicated(list(schema.keys), keep="first")
+        if repeated.any():
+            self.replace_table(name, frame[~repeated], run_id="repaired")
+        return int(repeated.sum())
 
     def _finish_compaction(self, intent: str) -> None:
         plan = json.loads(self.fs.cat_file(intent))
@@ -379,7 +434,7 @@ class StreamWriter:
         """Journal rows of one or more tables as one unit, committing when the batch is full."""
         if self._lock_handle is None:
             raise RuntimeError("StreamWriter.append outside `with lake.stream(...)`")
-        tables = {name: self.lake.ensure_table(name).to_arrow(frame) for name, frame in frames.items()}
+        tables = {name: self.lake.to_arrow(name, frame) for name, frame in frames.items()}
         self._journal.add(self._seq, tables)
         self._seq += 1
         self._pending_rows += max(t.num_rows for t in tables.values())

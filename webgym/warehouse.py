@@ -169,6 +169,32 @@ def query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> pd.DataFram
         return con.execute(sql).df()
 
 
+class ReadOnlyError(ValueError):
+    """A statement that read-only SQL refuses; the message names its kind and what runs instead."""
+
+
+def read_only_query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> pd.DataFrame:
+    """Run one SELECT (also WITH, FROM-first, DESCRIBE, SHOW, SUMMARIZE) against the lake's views, unable to
+    change anything. Two walls: every other statement kind (COPY, ATTACH, INSTALL/LOAD, EXPORT, CREATE,
+    INSERT, UPDATE, DELETE, SET, PRAGMA, CALL, ...) is refused by its parsed type before anything runs; and
+    the connection runs it with file access limited to a local lake's folder (DuckDB's allowed_directories
+    with enable_external_access off) and its configuration locked, so no setting can lift either."""
+    statements = duckdb.extract_statements(sql)
+    if len(statements) != 1:
+        raise ReadOnlyError(f"give exactly one statement, got {len(statements)}")
+    kind = statements[0].type
+    if kind != duckdb.StatementType.SELECT:
+        raise ReadOnlyError(f"{kind.name} statements are refused: the lake is read-only here; run a SELECT "
+                            "(writing commands such as `webgym lake compact` change the lake safely)")
+    with connect(lake, judge) as con:
+        if lake.is_local:
+            folder = lake.url().rstrip("/") + "/"
+            con.execute(f"SET allowed_directories = ['{folder.replace(chr(39), chr(39) * 2)}']")
+            con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        return con.execute(sql).df()
+
+
 def build(lake: Lake, path: Path, judge: JudgeConfig | None = None) -> Path:
     """Write warehouse.duckdb with the views, swapping the file in whole so readers never see it half-built."""
     lake.init()

@@ -20,6 +20,7 @@ REASONS = {
     "context_overflow": "even the latest observation did not fit the model's context",
     "cut": "cut off by the straggler limit",
     "blocked": "the website blocked the agent",
+    "failed": "the episode failed with an unexpected error",
 }
 
 

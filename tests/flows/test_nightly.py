@@ -5,6 +5,7 @@ killed in the middle of a rollout finishes on the rerun without lost or duplicat
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -103,3 +104,58 @@ def test_nightly_killed_mid_rollout_finishes_the_iteration_on_the_rerun(tmp_path
     assert set(steps["trajectory_id"]) <= set(trajectories["trajectory_id"])
     assert lake.read_table("checkpoints")["iteration"].tolist().count(1) == 1
     assert lake.read_table("evals")["trajectory_id"].is_unique
+
+
+SMALL = "nightly:\n  warm_start_tasks: 3\n  warm_start_epochs: 5\n  eval_tasks: 2\n  build_taskset: false\n"
+
+
+@pytest.fixture(scope="module")
+def taskset_lake(tmp_path_factory) -> Path:
+    """The CI profile's task set, built once (`nightly --iterations 0`), for the interrupted runs to copy."""
+    folder = tmp_path_factory.mktemp("taskset")
+    done = _webgym(_profile(folder), "nightly", "--iterations", "0")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return folder / "data"
+
+
+def _small_profile(folder: Path, taskset: Path) -> Path:
+    shutil.copytree(taskset, folder / "data")
+    path = _profile(folder)
+    path.write_text(path.read_text() + SMALL)
+    return path
+
+
+def _outcome(lake: Lake) -> dict:
+    """What an uninterrupted and a resumed warm start must agree on (checkpoint ids carry their time)."""
+    trajectories = lake.read_table("trajectories")
+    evals = lake.read_table("evals").sort_values(["iteration", "task_id"])
+    return {"checkpoints": lake.read_table("checkpoints")[["iteration", "objective"]].values.tolist(),
+            "episodes": trajectories.groupby(["iteration", "purpose", "policy"]).size().to_dict(),
+            "unique episodes": trajectories["trajectory_id"].is_unique,
+            "evals": evals[["iteration", "task_id", "held_out"]].values.tolist()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stopped_after", ["rollout", "judge", "train", "evaluate's rollout"])
+def test_a_warm_start_stopped_after_any_stage_resumes_to_the_uninterrupted_outcome(prefect_harness, taskset_lake,
+                                                                                    tmp_path, stopped_after):
+    from flows.judge import judge
+    from flows.nightly import nightly
+    from flows.rollout import rollout
+    from flows.train import train
+
+    straight = _small_profile(tmp_path / "straight", taskset_lake)
+    nightly(iterations=1, config_path=str(straight))
+    profile = str(_small_profile(tmp_path / "stopped", taskset_lake))
+    stages = ["rollout", "judge", "train", "evaluate's rollout"]
+    done = stages[:stages.index(stopped_after) + 1]
+    rollout(iteration=0, split="train", size=3, policy="oracle", group_size=1, config_path=profile)
+    if "judge" in done:
+        judge(iteration=0, config_path=profile)
+    if "train" in done:
+        trained = train(iteration=0, objective="sft", epochs=5, config_path=profile)
+    if "evaluate's rollout" in done:
+        rollout(iteration=0, split="test", size=2, checkpoint=trained.path, greedy=True, config_path=profile)
+    summary = nightly(iterations=1, config_path=profile)
+    assert [(it.iteration, it.kind, it.episodes) for it in summary.iterations] == [(0, "warm start", 3)]
+    assert _outcome(Lake(tmp_path / "stopped" / "data")) == _outcome(Lake(tmp_path / "straight" / "data"))

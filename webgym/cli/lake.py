@@ -73,3 +73,19 @@ def lake_recover(ctx: typer.Context) -> None:
     """Commit what crashed writers journaled and finish interrupted compactions."""
     rows = lake_of(ctx, must_exist=True).recover()
     console.print(f"recovered {rows} journaled row(s)")
+
+
+@lake_app.command("repair")
+def lake_repair(
+    ctx: typer.Context,
+    tables: Annotated[list[str] | None, typer.Argument(help="Tables to repair (default: all).")] = None,
+) -> None:
+    """Remove rows whose key repeats (e.g. left by two writers at once), keeping the first; prints counts."""
+    from schemas import TABLES
+
+    lake = lake_of(ctx, must_exist=True)
+    lake.recover()
+    removed = {name: lake.repair(name) for name in tables or list(TABLES)}
+    for name, count in removed.items():
+        console.print(f"{name}: {count} duplicated row(s) removed, {lake.count(name)} rows kept")
+    console.print(f"repaired: {sum(removed.values())} duplicated row(s) removed")

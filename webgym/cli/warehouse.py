@@ -18,7 +18,7 @@ def sql(
     output: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.table,
     list_views: Annotated[bool, typer.Option("--list", help="List tables and views instead.")] = False,
 ) -> None:
-    """Query the lake with DuckDB (an in-memory database: never blocked by a running flow)."""
+    """Query the lake with DuckDB, read-only (one SELECT; an in-memory database: never blocked by a running flow)."""
     import duckdb
 
     from webgym import warehouse
@@ -31,7 +31,10 @@ def sql(
                           "or --list to see the tables and views")
         raise typer.Exit(2)
     try:
-        frame = warehouse.query(lake_of(ctx, must_exist=True), query, config_of(ctx).judge)
+        frame = warehouse.read_only_query(lake_of(ctx, must_exist=True), query, config_of(ctx).judge)
+    except warehouse.ReadOnlyError as error:
+        err_console.print(f"[red]refused:[/red] {error}")
+        raise typer.Exit(2) from None
     except duckdb.Error as error:
         err_console.print(f"[red]SQL error:[/red] {error}")
         raise typer.Exit(1) from None

@@ -60,6 +60,12 @@ class RolloutConfig(Section):
         description="Slots per operation queue (navigate, screenshot, execute, policy).")
     env_retries: int = Field(default=2, ge=0, description="Fresh-context retries of an episode after an environment failure.")
     max_parse_errors: int = Field(default=3, ge=1, description="Consecutive unparseable responses that end an episode.")
+    max_calls_per_step: int = Field(
+        default=10, ge=1, description="Tool calls of one response that run; the rest are dropped and the step's "
+                                      "parse_error says so (it counts towards max_parse_errors).")
+    max_response_chars: int = Field(
+        default=32_000, ge=100, description="Characters of a response (and its memory) stored and kept in the context; "
+                                            "a longer one is cut and the step's parse_error says so.")
     episode_timeout_s: float = Field(default=900.0, gt=0, description="Wall-time limit of one episode.")
     straggler_fraction: float = Field(
         default=1.0, gt=0, le=1, description="End the iteration once this fraction of episodes is done; the rest are cut.")

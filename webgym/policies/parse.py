@@ -3,8 +3,9 @@
 Accepted, in this order: Qwen-style `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`
 blocks (including Qwen3-VL's `computer_use` tool with `action`/`coordinate`), bare JSON objects,
 and function-call lines such as `click(512, 86)` or `Action: answer("42")`. Several calls in one
-response run in order. A malformed call never raises: the calls before it are kept and the
-step records a parse error that names the problem.
+response run in order. A malformed call never raises, whatever the string (wrong types, JSON nested
+thousands deep, lone surrogates): the calls before it are kept and the step records a parse error
+that names the problem.
 """
 
 from __future__ import annotations
@@ -53,11 +54,23 @@ _ARG_NAMES = {"content": "text", "answer": "text", "response": "text", "value": 
               "key": "keys", "link": "url"}
 
 
+_LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError)
+"""What json and ast raise on hostile input: bad syntax, nesting deeper than the stack, lone surrogates
+(UnicodeEncodeError is a ValueError), literals of types no tool takes."""
+
+
 def parse_response(text: str | None) -> ParsedResponse:
     """Parse one model response; never raises."""
     text = text or ""
     memory = _first(_MEMORY, text)
     thought = _first(_THINK, text)
+    try:
+        return _parsed(text, memory, thought)
+    except Exception as error:  # the contract is a recorded error, whatever a hostile string finds
+        return ParsedResponse([], memory, thought, f"unparseable response ({type(error).__name__}: {str(error)[:120]})")
+
+
+def _parsed(text: str, memory: str | None, thought: str | None) -> ParsedResponse:
     raw_calls, error = _raw_calls(text)
     actions: list[Action] = []
     for raw in raw_calls:
@@ -95,7 +108,7 @@ def _raw_calls(text: str) -> tuple[list[Any], str | None]:
     for line in _CALL_LINE.findall(body):
         try:
             node = ast.parse(line.strip(), mode="eval").body
-        except SyntaxError:
+        except _LITERAL_ERRORS:
             continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.lower() in ALIASES:
             calls.append(node)
@@ -106,11 +119,11 @@ def _loads(block: str) -> Any:
     block = block.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     try:
         return json.loads(block)
-    except json.JSONDecodeError:
+    except _LITERAL_ERRORS:
         pass
     try:  # single quotes, Python literals
         return ast.literal_eval(block.replace("true", "True").replace("false", "False").replace("null", "None"))
-    except (ValueError, SyntaxError):
+    except _LITERAL_ERRORS:
         raise _CallError(f"not valid JSON: {block[:80]!r}") from None
 
 
@@ -126,7 +139,7 @@ def _json_objects(text: str) -> list[Any]:
             if depth == 0:
                 try:
                     found.append(json.loads(text[start:i + 1]))
-                except json.JSONDecodeError:
+                except _LITERAL_ERRORS:
                     pass
     return found
 
@@ -161,7 +174,7 @@ def _from_ast(node: ast.Call) -> tuple[str, dict]:
     try:
         positional = [ast.literal_eval(a) for a in node.args]
         keywords = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except ValueError:
+    except _LITERAL_ERRORS:
         raise _CallError(f"{node.func.id}(...) arguments must be literals") from None
     spec = TOOLS[name].positional
     if name in ("click", "hover") and len(positional) == 1 and isinstance(positional[0], int):
@@ -180,11 +193,14 @@ def _from_json(raw: dict) -> tuple[str, dict]:
     name = raw.get("name")
     if name in ("computer_use", "browser_use", None):
         action = args.get("action", raw.get("action"))
-        if action not in _COMPUTER_USE:
-            raise _CallError(f"unknown computer_use action {action!r}")
+        if not isinstance(action, str) or action not in _COMPUTER_USE:
+            raise _CallError(f"unknown computer_use action {str(action)[:80]!r}")
         args = {k: v for k, v in args.items() if k != "action"}
         if action == "scroll" and "pixels" in args:
-            args["direction"] = "up" if float(args.pop("pixels")) > 0 else "down"
+            pixels = args.pop("pixels")
+            if not isinstance(pixels, int | float) or isinstance(pixels, bool):
+                raise _CallError(f"scroll pixels must be a number, got {str(pixels)[:80]!r}")
+            args["direction"] = "up" if pixels > 0 else "down"
         if action == "terminate" and "text" not in args and "answer" not in args:
             args["text"] = str(args.get("status", ""))
         args.pop("status", None)
@@ -204,7 +220,17 @@ def _normalise(args: dict) -> dict:
         elif key == "keys" and isinstance(value, str):
             fields["keys"] = [k for k in re.split(r"[+\s]+", value) if k]
         elif key == "text" and not isinstance(value, str):
-            fields["text"] = json.dumps(value) if not isinstance(value, int | float) else str(value)
+            fields["text"] = _as_text(value)
         elif key in Action.model_fields and key not in ("name", "ok", "feedback"):
             fields[key] = value
     return fields
+
+
+def _as_text(value: Any) -> str:
+    """A non-string answer as text: numbers as written, lists and objects as JSON."""
+    if isinstance(value, int | float):
+        return str(value)
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        raise _CallError(f"text must be a string, number, list or object, got {type(value).__name__}") from None

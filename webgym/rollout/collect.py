@@ -6,6 +6,7 @@ resumes where it stopped: specs whose trajectory id is already in the lake are s
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections import Counter
@@ -19,7 +20,7 @@ from webgym.config import EnvConfig, RolloutConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
 from webgym.policies.base import Policy, TaskSpec
-from webgym.rollout.engines import run_async, run_sync
+from webgym.rollout.engines import failure, run_async, run_sync
 from webgym.rollout.episode_run import (EpisodeResult, EpisodeRun, EpisodeSpec, RolloutLimits, StateReader,
                                         trajectory_id_for)
 from webgym.rollout.ops import OPS, OpQueues
@@ -70,7 +71,8 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
     todo = [s for s in specs if s.trajectory_id not in finished]
     summary = RolloutSummary(skipped=len(specs) - len(todo))
     ops = OpQueues(config.queues)
-    limits = RolloutLimits(config.env_retries, config.max_parse_errors, config.episode_timeout_s)
+    limits = RolloutLimits(config.env_retries, config.max_parse_errors, config.episode_timeout_s,
+                           config.max_calls_per_step, config.max_response_chars)
 
     def new_run(spec: EpisodeSpec) -> EpisodeRun:
         return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state)
@@ -78,7 +80,14 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
     started = time.monotonic()
     with lake.stream(run_id, batch_rows=config.commit_every) as writer:
         def record(result: EpisodeResult) -> None:
-            writer.append(episode_frames(result, lake.put_blob))
+            try:
+                writer.append(episode_frames(result, lake.put_blob))
+            except Exception as error:  # rows the lake refuses: keep the episode as failed, commit the others
+                log.warning("episode %s: could not record its steps (%s); recorded as failed",
+                            result.spec.trajectory_id, error)
+                result = dataclasses.replace(result, termination="failed", steps=[],
+                                             error=f"could not record the episode: {failure(error)}")
+                writer.append(episode_frames(result, lake.put_blob))
             summary.episodes += 1
             summary.steps += len(result.steps)
             summary.terminations[result.termination] += 1

@@ -33,8 +33,24 @@ async def _deliver(on_result: OnResult, result: EpisodeResult) -> None:
         await outcome
 
 
+def failure(error: BaseException) -> str:
+    """An unexpected error as one line for the trajectory's `error`."""
+    message = str(error).splitlines()[0][:300] if str(error) else ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
 async def drive(run: EpisodeRun, stop: asyncio.Event) -> EpisodeResult:
-    """One episode start to finish, restarting in a fresh context after an environment failure."""
+    """One episode start to finish, restarting in a fresh context after an environment failure; an
+    unexpected error ends it as `failed` with the error, so the other episodes go on."""
+    try:
+        await _steps(run, stop)
+    except Exception as error:
+        log.warning("episode %s failed: %s", run.spec.trajectory_id, failure(error))
+        run.end("failed", failure(error))
+    return await run.finish()
+
+
+async def _steps(run: EpisodeRun, stop: asyncio.Event) -> None:
     await run.start()
     while True:
         if run.termination == "navigation_failed" and run.attempt <= run.limits.env_retries:
@@ -57,7 +73,6 @@ async def drive(run: EpisodeRun, stop: asyncio.Event) -> EpisodeResult:
             else:
                 log.info("episode %s: environment failure (%s), retrying", run.spec.trajectory_id, message)
                 await run.restart()
-    return await run.finish()
 
 
 async def run_async(specs: list[EpisodeSpec], new_run: NewRun, concurrency: int, on_result: OnResult,
@@ -92,6 +107,8 @@ async def _phase(run: EpisodeRun, phase: Callable[[], Awaitable[None]]) -> None:
         await phase()
     except ENV_ERRORS as error:
         run.end("env_error", str(error).splitlines()[0] if str(error) else type(error).__name__)
+    except Exception as error:
+        run.end("failed", failure(error))
 
 
 async def run_sync(specs: list[EpisodeSpec], new_run: NewRun, concurrency: int, on_result: OnResult) -> None:

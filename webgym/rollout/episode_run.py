@@ -5,6 +5,7 @@ baseline runs each phase across a whole batch. Each phase goes through its opera
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -109,6 +110,29 @@ class RolloutLimits:
     max_parse_errors: int = 3
     """Consecutive unparseable responses that end an episode (termination parse_error)."""
     episode_timeout_s: float = 900.0
+    max_calls_per_step: int = 10
+    max_response_chars: int = 32_000
+
+
+def capped(output: PolicyOutput, limits: RolloutLimits) -> PolicyOutput:
+    """The policy's output within the caps: the first max_calls_per_step calls, the response and memory cut to
+    max_response_chars; what was cut is added to parse_error (None of it when nothing was)."""
+    cuts = []
+    if len(output.actions) > limits.max_calls_per_step:
+        cuts.append(f"{len(output.actions)} tool calls in one step; ran the first {limits.max_calls_per_step} "
+                    f"(rollout.max_calls_per_step)")
+    longest = max(len(output.response or ""), len(output.memory or ""))
+    if longest > limits.max_response_chars:
+        cuts.append(f"response of {longest} characters; kept the first {limits.max_response_chars} "
+                    f"(rollout.max_response_chars)")
+    if not cuts:
+        return output
+    size = limits.max_response_chars
+    return dataclasses.replace(
+        output, actions=output.actions[:limits.max_calls_per_step],
+        response=output.response[:size] if output.response else output.response,
+        memory=output.memory[:size] if output.memory else output.memory,
+        parse_error="; ".join(filter(None, [output.parse_error, *cuts])))
 
 
 @dataclass
@@ -180,7 +204,7 @@ class EpisodeRun:
                                self.spec.horizon, privileged, self.spec.trajectory_id)
         try:
             async with self.ops.use("policy") as timer:
-                self._output = await self.policy.act(observed)
+                self._output = capped(await self.policy.act(observed), self.limits)
         except ContextOverflow as error:
             self.end("context_overflow", str(error))
             return

@@ -87,3 +87,42 @@ def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_p
     assert "nightly finished" in out and "all data-quality suites passed" in out
     assert (tmp_path / "w.duckdb").exists() and (tmp_path / "reports" / "report.html").exists()
     assert 'FROM eval_success"' in out and Lake(tmp_path / "data").count("tasks") > 200
+
+
+def _lake_files(lake) -> dict[str, bytes]:
+    return {path: open(path, "rb").read() for path in lake.fs.find(lake.root)}
+
+
+def test_sql_is_read_only_against_the_attacks_that_changed_the_lake(lake, tmp_path):
+    lake.write_table("tasks", tasks_frame())
+    lake.write_table("trajectories", trajectories_frame())
+    lake.init()
+    part = lake.parts("trajectories")[0]
+    before = _lake_files(lake)
+    outside = tmp_path / "outside"
+    attacks = {
+        f"COPY (SELECT * FROM trajectories LIMIT 1) TO '{part}' (FORMAT parquet)": "COPY",
+        f"COPY tasks TO '{lake.root}/tasks' (FORMAT parquet, PARTITION_BY (split), OVERWRITE)": "COPY",
+        f"ATTACH '{outside}.db' AS x": "ATTACH",
+        "INSTALL httpfs": "LOAD",
+        "LOAD httpfs": "LOAD",
+        f"EXPORT DATABASE '{outside}'": "EXPORT",
+        f"CREATE TABLE x AS SELECT * FROM read_parquet('{part}')": "CREATE",
+        "INSERT INTO tasks SELECT * FROM tasks": "INSERT",
+        "UPDATE tasks SET text = 'x'": "UPDATE",
+        "DELETE FROM tasks": "DELETE",
+        "SET enable_external_access = true": "SET",
+        "PRAGMA enable_profiling": "PRAGMA",
+        "CALL checkpoint()": "CALL",
+        "SELECT 1; COPY tasks TO 'x.csv'": "exactly one statement",
+    }
+    for sql, kind in attacks.items():
+        result = _webgym(lake, "sql", sql)
+        assert result.exit_code == 2 and "refused" in result.output and kind in result.output, (sql, result.output)
+    # a SELECT that reaches outside the lake's folder is stopped by DuckDB itself
+    escape = _webgym(lake, "sql", "SELECT * FROM read_csv('/etc/passwd', sep=':')")
+    assert escape.exit_code == 1 and "Permission" in escape.output
+    copy_in_query = _webgym(lake, "sql", f"SELECT * FROM query('COPY tasks TO ''{outside}.csv''')")
+    assert copy_in_query.exit_code != 0
+    assert _lake_files(lake) == before and not list(tmp_path.glob("outside*"))
+    assert _webgym(lake, "sql", "SELECT count(*) AS n FROM tasks").exit_code == 0

@@ -78,3 +78,58 @@ def test_every_tool_documents_itself_with_an_example():
     assert len(TOOLS) == 13
     for tool in TOOLS.values():
         assert "Example" in tool.doc and tool.name in tool.doc
+
+
+ADVERSARIAL = [
+    '<tool_call>{"name": "computer_use", "arguments": {"action": ["left_click"], "coordinate": [1, 2]}}</tool_call>',
+    '<tool_call>{"name": "computer_use", "arguments": {"action": {"a": 1}}}</tool_call>',
+    '<tool_call>{"name": "computer_use", "arguments": {"action": "scroll", "pixels": "lots"}}</tool_call>',
+    '<tool_call>{"name": "computer_use", "arguments": {"action": "scroll", "pixels": [1]}}</tool_call>',
+    '<tool_call>' + '[' * 5000 + ']' * 5000 + '</tool_call>',
+    '<tool_call>{"name": "answer", "arguments": ' + '{"a": ' * 5000 + '1' + '}' * 5001 + '</tool_call>',
+    '{"name": "click", "arguments": ' + '{"x": ' * 5000 + '1' + '}' * 5001,
+    "answer(" + "(" * 5000 + "1" + ")" * 5000 + ")",
+    "answer({1,2})",
+    "answer(text={1: 2})",
+    "click(" + "1+" * 3000 + "1, 2)",
+    'answer("\ud800")',
+    '<tool_call>{"name": "answer", "arguments": {"text": "\\ud800"}}</tool_call>',
+    '<tool_call>{"name": ["click"], "arguments": {}}</tool_call>',
+    '<tool_call>{"name": "click", "arguments": {"coordinate": [[1], {"a": 2}]}}</tool_call>',
+    '<tool_call>{"name": "press_keys", "arguments": {"keys": [[1], null, 3]}}</tool_call>',
+    '<tool_call>{"name": "scroll", "arguments": {"amount": 1e999, "direction": 5}}</tool_call>',
+    '<tool_call>{"name": "wait", "arguments": {"seconds": NaN}}</tool_call>',
+    '<tool_call>{"name": "switch_tab", "arguments": {"index": 99999999999999999999999999}}</tool_call>',
+    "<tool_call>{'name': 'click', 'arguments': {'x': b'1', 'y': 2j}}</tool_call>",
+    '<tool_call>"just a string"</tool_call><tool_call>null</tool_call><tool_call>[1, 2]</tool_call>',
+    '<tool_call>{"arguments": "not json {"}</tool_call>',
+    '<tool_call>{"name": "click", "arguments": "[1, 2]"}</tool_call>',
+    "<memory>\x00\ud800</memory><think>\udfff</think>click(1, 2)",
+    "goto(url=" + "'" * 9 + ")",
+    "{" * 5000,
+    "}" * 5000 + "{" * 5000,
+]
+
+
+def _random_responses(seed: int, count: int) -> list[str]:
+    """Seeded random responses built from the parser's own vocabulary, mutated at random."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["<tool_call>", "</tool_call>", "<memory>", "</memory>", "<think>", "</think>", "{", "}", "[", "]",
+              "(", ")", '"', "'", ":", ",", "name", "arguments", "action", "computer_use", "click", "answer",
+              "scroll", "pixels", "coordinate", "text", "keys", "1", "-2.5", "1e400", "null", "true", "NaN",
+              "\ud800", "\x00", "\n", " ", "Action: ", "type(", "drag(", *sorted(TOOLS)]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 60))) for _ in range(count)]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_hostile_output_is_a_recorded_error_not_an_exception(text):
+    parsed = parse_response(text)
+    assert parsed.actions or parsed.error
+
+
+def test_the_parser_never_raises_on_random_responses():
+    for text in _random_responses(seed=7, count=5000):
+        parsed = parse_response(text)
+        assert parsed.actions or parsed.error, text

@@ -126,3 +126,26 @@ def test_a_blocking_page_ends_the_episode_with_its_evidence(lake, site):
     assert trajectories["error"].str.contains("CAPTCHA").all()  # evidence for stages/blocklist.py
     assert lake.count("blocklist") == 0  # listing waits for evidence from several tasks
     assert lake.read_table("trajectories")["n_steps"].tolist() == [0, 0]
+
+
+class BuggyOnOddTasks:
+    """NextThenAnswer, except that it raises an unexpected error on tasks t1, t3, ... (a bug, not a PolicyError)."""
+
+    name, version, prompt_version, privileged = "buggy", "v1", None, False
+
+    async def act(self, observed: PolicyInput) -> PolicyOutput:
+        if int(observed.task.task_id[1:]) % 2:
+            raise RuntimeError("bug in the policy")
+        return await NextThenAnswer().act(observed)
+
+
+@pytest.mark.parametrize("engine", ["async", "sync"])
+def test_an_episode_that_raises_is_recorded_as_failed_and_the_others_commit(lake, site, engine):
+    tasks = _tasks(site, 4)
+    _write_tasks(lake, tasks)
+    summary = _collect(lake, site, BuggyOnOddTasks(), tasks, engine=engine, concurrency=2)
+    assert summary.terminations == {"answered": 2, "failed": 2}
+    trajectories = lake.read_table("trajectories").set_index("task_id").sort_index()
+    assert trajectories["termination"].tolist() == ["answered", "failed", "answered", "failed"]
+    assert trajectories.loc[["t1", "t3"], "error"].str.startswith("RuntimeError: bug in the policy").all()
+    assert quality.validate(lake, ["trajectories", "steps"]) == []
