@@ -8,6 +8,7 @@ rows already written are not written again.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import pyarrow.dataset as ds
 from prefect import flow, task
@@ -21,6 +22,8 @@ from stages.iterations import latest_iteration
 from webgym.config import Config, load_config
 from webgym.lake import Lake
 from webgym.warehouse import query
+
+log = logging.getLogger(__name__)
 
 
 @task(cache_policy=NO_CACHE)
@@ -42,7 +45,10 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     new = rows[~rows["trajectory_id"].isin(present)]
     if len(new):
         lake.write_table("evals", new, run_id=f"evals-{iteration}")
-    return evaluation_report(rows, iteration, evaluation)
+    report = evaluation_report(rows, iteration, evaluation)
+    log.info("evaluation %s, iteration %d: %d episodes, success %.3f (95%% interval %.3f-%.3f)", evaluation,
+             iteration, report.episodes, report.success_rate, *report.interval)
+    return report
 
 
 @flow(name="evaluate")

@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
+from flows.gates import MissingInputError, quality_gate, recover_lake, retry_unless_misconfigured
 from stages.blocklist import (TRAJECTORY_COLUMNS, block_evidence, cleared_blocklist, listed_websites,
                               updated_blocklist)
 from stages.judge.run import STEP_COLUMNS, JudgeSummary, judge_episodes, plan_judges
 from webgym.config import Config, load_config
 from webgym.lake import Lake
 from webgym.llm.client import LLM
+
+log = logging.getLogger(__name__)
 
 
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
@@ -32,6 +35,11 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
     lake = Lake(config.lake.data_dir)
     plan = plan_judges(config, judges)
     trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
+    if trajectories.empty:
+        raise MissingInputError(f"no trajectories of iteration {iteration} in the lake at {lake.root}: roll out "
+                                f"first (`webgym rollout --iteration {iteration}`, or the rollout flow)")
+    log.info("judging iteration %d: %d trajectories, judges %s", iteration, len(trajectories),
+             ", ".join(j.name for j in plan.judges))
     mine = ds.field("trajectory_id").isin(trajectories["trajectory_id"].tolist())
     tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
     steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=mine)
@@ -48,7 +56,16 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
             llm.close()
     if llm:
         summary.llm = str(llm.ledger.totals)
+    log.info("judged iteration %d: %s; %d blocked; %s", iteration, _outcomes(summary), summary.blocked, summary.llm)
     return summary
+
+
+def _outcomes(summary: JudgeSummary) -> str:
+    """'exact: 3 success, 1 failure; gate: 1 gated' from the summary's (judge, outcome) counts."""
+    by_judge: dict[str, list[str]] = {}
+    for (judge_name, outcome), count in sorted(summary.outcomes.items()):
+        by_judge.setdefault(judge_name, []).append(f"{count} {outcome}")
+    return "; ".join(f"{name}: {', '.join(parts)}" for name, parts in by_judge.items()) or "no new judgments"
 
 
 @task(cache_policy=NO_CACHE)

@@ -8,6 +8,7 @@ A shard is self-contained, so the flow can run shards in threads, Dask or Ray wo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -77,7 +78,9 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
     lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
     specs = episode_specs(task_list, iteration, config.rollout, run_key, purpose)
-    sites = _sites_for(task_list, config.sites)
+    # In a thread: building the world the first time replays its sites with asyncio.run, which cannot
+    # run inside this event loop.
+    sites = await asyncio.to_thread(_sites_for, task_list, config.sites)
     progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
