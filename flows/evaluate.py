@@ -14,6 +14,7 @@ import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import publish_evaluation
 from flows.gates import quality_gate
 from flows.judge import judge
 from flows.rollout import rollout
@@ -71,4 +72,5 @@ def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: 
     judge(iteration=iteration, config_path=config_path, data_dir=config.lake.data_dir)
     report = record_evals(config, iteration, rolled.trajectory_ids)
     quality_gate(config.lake.data_dir, ["evals"])
+    publish_evaluation(report)
     return report

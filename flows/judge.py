@@ -16,6 +16,7 @@ import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import publish_judge
 from flows.gates import MissingInputError, quality_gate, recover_lake, retry_unless_misconfigured
 from stages.blocklist import (TRAJECTORY_COLUMNS, block_evidence, cleared_blocklist, listed_websites,
                               updated_blocklist)
@@ -56,16 +57,10 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
             llm.close()
     if llm:
         summary.llm = str(llm.ledger.totals)
-    log.info("judged iteration %d: %s; %d blocked; %s", iteration, _outcomes(summary), summary.blocked, summary.llm)
+    outcomes = "; ".join(f"{name}: {counts}" for name, counts in summary.by_judge().items())
+    log.info("judged iteration %d: %s; %d blocked; %s", iteration, outcomes or "no new judgments", summary.blocked,
+             summary.llm)
     return summary
-
-
-def _outcomes(summary: JudgeSummary) -> str:
-    """'exact: 3 success, 1 failure; gate: 1 gated' from the summary's (judge, outcome) counts."""
-    by_judge: dict[str, list[str]] = {}
-    for (judge_name, outcome), count in sorted(summary.outcomes.items()):
-        by_judge.setdefault(judge_name, []).append(f"{count} {outcome}")
-    return "; ".join(f"{name}: {', '.join(parts)}" for name, parts in by_judge.items()) or "no new judgments"
 
 
 @task(cache_policy=NO_CACHE)
@@ -108,4 +103,6 @@ def judge(iteration: int, judges: list[str] | None = None, rejudge: bool = False
     summary = judge_iteration(config, iteration, judges, rejudge)
     listed = list_blocked_websites(config)
     quality_gate(config.lake.data_dir, ["judgments", "blocklist"])
-    return dataclasses.replace(summary, listed=listed)
+    summary = dataclasses.replace(summary, listed=listed)
+    publish_judge(summary)
+    return summary

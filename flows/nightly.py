@@ -22,6 +22,7 @@ from typing import Any, Literal
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import publish_night
 from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
@@ -31,7 +32,7 @@ from flows.serve import serve
 from flows.train import acceptance, train
 from stages.evaluate import EvaluateReport
 from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rollout_success
-from webgym.config import Config, load_config
+from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
 from webgym.warehouse import query
 
@@ -173,5 +174,7 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
                          data_dir=root)
     done = [run_iteration(config, next_plan(config), config_path) for _ in range(rounds)]
     quality_gate(root)
-    warehouse = build_warehouse(root, config.warehouse.path, config.judge)
-    return NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)
+    warehouse = build_warehouse(root, str(warehouse_path(config)), config.judge)
+    summary = NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)
+    publish_night(summary)
+    return summary

@@ -17,6 +17,7 @@ import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import progress_publisher, publish_rollout
 from flows.gates import MissingInputError, quality_gate
 from flows.judge import list_blocked_websites
 from flows.runners import task_runner
@@ -72,7 +73,8 @@ def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: 
                   purpose: Purpose) -> dict[str, Any]:
     """Roll out one shard of tasks in this worker; finished episodes of an earlier try are skipped."""
     tasks = Lake(config.lake.data_dir).read_table("tasks", filter=ds.field("task_id").isin(task_ids))
-    summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose))
+    publish = progress_publisher(f"rollout {run_key} shard {shard}")
+    summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose, publish))
     return {"episodes": summary.episodes, "skipped": summary.skipped, "steps": summary.steps,
             "wall_s": summary.wall_s, "terminations": dict(summary.terminations)}
 
@@ -121,6 +123,7 @@ def rollout(iteration: int = 0, split: Literal["train", "test"] = "train", size:
              report.episodes, report.skipped, report.steps, report.wall_s, report.terminations)
     list_blocked_websites(config)
     quality_gate(config.lake.data_dir, ["trajectories", "steps", "blocklist"])
+    publish_rollout(report, split, config.policy.kind)
     return report
 
 

@@ -130,6 +130,13 @@ class JudgeSummary:
     problems: list[str] = field(default_factory=list)
     llm: str = "no LLM calls"
 
+    def by_judge(self) -> dict[str, str]:
+        """Rows written per judge as text: {'exact': '3 success, 1 failure', 'gate': '1 gated'}."""
+        counts: dict[str, list[str]] = {}
+        for (judge, outcome), count in sorted(self.outcomes.items()):
+            counts.setdefault(judge, []).append(f"{count} {outcome}")
+        return {judge: ", ".join(parts) for judge, parts in counts.items()}
+
     def add(self, rows: list[Judgment]) -> None:
         for row in rows:
             outcome = "success" if row.success else "failure" if row.status == "judged" else row.status

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -47,6 +48,8 @@ class Progress:
     verified: int = 0
     successes: int = 0
     started: float = field(default_factory=time.monotonic)
+    publish: Callable[[Progress], None] | None = None
+    """Also called with these counts at every progress line (the rollout flow's progress artifact)."""
     _last: float = 0.0
 
     def __call__(self, result: EpisodeResult) -> None:
@@ -59,6 +62,8 @@ class Progress:
         if time.monotonic() - self._last >= self.every_s or self.episodes == self.total:
             self._last = time.monotonic()
             log.info("%s", self)
+            if self.publish:
+                self.publish(self)
 
     def __str__(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
@@ -73,15 +78,17 @@ def _sites_for(tasks: list[TaskSpec], config: SitesConfig) -> dict[str, Site]:
 
 
 async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str, shard: int = 0,
-                        purpose: Purpose = "train") -> RolloutSummary:
-    """Roll out every task of `tasks` (group_size episodes each) not yet in the lake."""
+                        purpose: Purpose = "train",
+                        publish: Callable[[Progress], None] | None = None) -> RolloutSummary:
+    """Roll out every task of `tasks` (group_size episodes each) not yet in the lake; `publish` gets the
+    progress counts every time they are logged."""
     lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
     specs = episode_specs(task_list, iteration, config.rollout, run_key, purpose)
     # In a thread: building the world the first time replays its sites with asyncio.run, which cannot
     # run inside this event loop.
     sites = await asyncio.to_thread(_sites_for, task_list, config.sites)
-    progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
+    progress = Progress(f"rollout {run_key} shard {shard}", len(specs), publish=publish)
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
         reader = SiteStateReader(server) if server else None
