@@ -56,5 +56,5 @@ def test_runs_on_the_server_show_stage_logs_artifacts_and_a_failures_cause(tmp_p
     assert "**1** episodes run now" in artifacts["rollout-summary"].data
     assert "**exact**: 1 success" in artifacts["judge-summary"].data
     assert artifacts["progress"].data == 100.0
-    assert artifacts["nightly-report"].type == "link" and artifacts["nightly-report"].data.endswith("report.html")
+    assert f"report.html]({(tmp_path / 'reports' / 'report.html').as_uri()})" in artifacts["nightly-report"].data
     assert "no iteration run" in artifacts["nightly-summary"].data
