@@ -102,7 +102,7 @@ def progress_publisher(description: str) -> Callable[[Progress], None]:
     artifact = create_progress_artifact(0.0, description=description)
 
     def publish(progress: Progress) -> None:
-        update_progress_artifact(artifact, 100.0 * progress.episodes / max(progress.total, 1),
+        update_progress_artifact(artifact, 100.0 * progress.done / max(progress.total, 1),
                                  description=f"{description}: {progress}", _sync=True)
 
     return publish
