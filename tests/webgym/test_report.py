@@ -25,7 +25,8 @@ from webgym.cli import app
 from webgym.stats import wilson_interval
 
 runner = CliRunner()
-PLOT_SECTIONS = ["heldout-success", "training-success", "training", "wall-time", "same-screenshot", "episode-length", "task-set", "llm-calls", "throughput"]
+PLOT_SECTIONS = ["heldout-success", "training-success", "training", "wall-time", "same-screenshot", "episode-length",
+                 "task-set", "llm-calls", "throughput"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

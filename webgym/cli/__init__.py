@@ -65,7 +65,8 @@ def main(
     data_dir: Annotated[str | None, typer.Option(
         help="Lake root: a path (relative to the current directory) or an fsspec URL (default: env WEBGYM_DATA, "
              "else the profile's lake.data_dir).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug lines of the pipeline, Prefect's run lines and full tracebacks.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Debug lines of the pipeline, Prefect's run lines and full tracebacks.")] = False,
 ) -> None:
     handler = terminal_handler(sys.stderr, verbose)
     if not verbose:
