@@ -8,12 +8,14 @@ rows already written are not written again.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from typing import Literal
 
 import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import publish_evaluation
 from flows.gates import quality_gate
 from flows.judge import judge
 from flows.rollout import rollout
@@ -22,6 +24,8 @@ from stages.iterations import latest_iteration
 from webgym.config import Config, load_config
 from webgym.lake import Lake
 from webgym.warehouse import query
+
+log = logging.getLogger(__name__)
 
 
 @task(cache_policy=NO_CACHE)
@@ -43,7 +47,10 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     new = rows[~rows["trajectory_id"].isin(present)]
     if len(new):
         lake.write_table("evals", new, run_id=f"evals-{iteration}")
-    return evaluation_report(rows, iteration, evaluation)
+    report = evaluation_report(rows, iteration, evaluation)
+    log.info("evaluation %s, iteration %d: %d episodes, success %.3f (95%% interval %.3f-%.3f)", evaluation,
+             iteration, report.episodes, report.success_rate, *report.interval)
+    return report
 
 
 @flow(name="evaluate")
@@ -70,4 +77,5 @@ def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: 
     judge(iteration=iteration, config_path=config_path, data_dir=config.lake.data_dir)
     report = record_evals(config, iteration, rolled.trajectory_ids)
     quality_gate(config.lake.data_dir, ["evals"])
+    publish_evaluation(report)
     return report

@@ -1,5 +1,5 @@
 """Tasks every flow shares: open the lake, run the quality suites, rebuild the warehouse; the retry
-condition of LLM tasks."""
+condition of LLM tasks; the error of a stage started before the one that writes its input."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ from prefect import task
 from webgym import quality, warehouse
 from webgym.config import ConfigError, JudgeConfig
 from webgym.lake import Lake
+
+
+class MissingInputError(ConfigError):
+    """The lake lacks the rows a stage reads; the message names the command that writes them. A
+    ConfigError: retrying cannot fix it, and the CLI prints it in one line and exits 2."""
 
 
 def retry_unless_misconfigured(task, task_run, state) -> bool:  # noqa: ANN001 (Prefect's hook signature)

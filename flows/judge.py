@@ -9,19 +9,23 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import logging
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
+from flows.artifacts import publish_judge
+from flows.gates import MissingInputError, quality_gate, recover_lake, retry_unless_misconfigured
 from stages.blocklist import (TRAJECTORY_COLUMNS, block_evidence, cleared_blocklist, listed_websites,
                               updated_blocklist)
 from stages.judge.run import STEP_COLUMNS, JudgeSummary, judge_episodes, plan_judges
 from webgym.config import Config, load_config
 from webgym.lake import Lake
 from webgym.llm.client import LLM
+
+log = logging.getLogger(__name__)
 
 
 @task(retries=2, retry_delay_seconds=[5, 30], retry_condition_fn=retry_unless_misconfigured, cache_policy=NO_CACHE)
@@ -32,6 +36,11 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
     lake = Lake(config.lake.data_dir)
     plan = plan_judges(config, judges)
     trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
+    if trajectories.empty:
+        raise MissingInputError(f"no trajectories of iteration {iteration} in the lake at {lake.root}: roll out "
+                                f"first (`webgym rollout --iteration {iteration}`, or the rollout flow)")
+    log.info("judging iteration %d: %d trajectories, judges %s", iteration, len(trajectories),
+             ", ".join(j.name for j in plan.judges))
     mine = ds.field("trajectory_id").isin(trajectories["trajectory_id"].tolist())
     tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
     steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=mine)
@@ -48,6 +57,9 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
             llm.close()
     if llm:
         summary.llm = str(llm.ledger.totals)
+    outcomes = "; ".join(f"{name}: {counts}" for name, counts in summary.by_judge().items())
+    log.info("judged iteration %d: %s; %d blocked; %s", iteration, outcomes or "no new judgments", summary.blocked,
+             summary.llm)
     return summary
 
 
@@ -91,4 +103,6 @@ def judge(iteration: int, judges: list[str] | None = None, rejudge: bool = False
     summary = judge_iteration(config, iteration, judges, rejudge)
     listed = list_blocked_websites(config)
     quality_gate(config.lake.data_dir, ["judgments", "blocklist"])
-    return dataclasses.replace(summary, listed=listed)
+    summary = dataclasses.replace(summary, listed=listed)
+    publish_judge(summary)
+    return summary

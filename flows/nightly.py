@@ -31,6 +31,7 @@ import pyarrow.dataset as ds
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import publish_night
 from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
@@ -41,7 +42,7 @@ from flows.train import TrainReport, acceptance, train
 from stages.evaluate import EvaluateReport
 from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rolled_out, rollout_success
 from stages.promote import promotion, rejected_checkpoints
-from webgym.config import Config, load_config
+from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
 from webgym.warehouse import query
 
@@ -244,5 +245,7 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
                          data_dir=root)
     done = [run_iteration(config, next_plan(config), config_path) for _ in range(rounds)]
     quality_gate(root)
-    warehouse = build_warehouse(root, config.warehouse.path, config.judge)
-    return NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)
+    warehouse = build_warehouse(root, str(warehouse_path(config)), config.judge)
+    summary = NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)
+    publish_night(summary)
+    return summary

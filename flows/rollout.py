@@ -9,6 +9,7 @@ iteration skips the episodes already in the lake.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,7 +17,8 @@ import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.gates import quality_gate
+from flows.artifacts import progress_publisher, publish_rollout
+from flows.gates import MissingInputError, quality_gate
 from flows.judge import list_blocked_websites
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
@@ -26,6 +28,8 @@ from webgym.config import Config, PolicyKind, load_config, replaced, with_checkp
 from webgym.lake import Lake
 from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -56,6 +60,9 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int) -> lis
     held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
+    if not (tasks["split"] == split).any():
+        raise MissingInputError(f"no {split} tasks in the lake at {lake.root} ({len(tasks)} tasks in all): build the "
+                                "task set first (`webgym taskset build`, or the build_taskset flow)")
     if split == "train":
         blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
         return training_batch(tasks, size or len(tasks), config.taskset.sample.ratio, seed, blocked)["task_id"].tolist()
@@ -67,7 +74,8 @@ def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: 
                   purpose: Purpose) -> dict[str, Any]:
     """Roll out one shard of tasks in this worker; finished episodes of an earlier try are skipped."""
     tasks = Lake(config.lake.data_dir).read_table("tasks", filter=ds.field("task_id").isin(task_ids))
-    summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose))
+    publish = progress_publisher(f"rollout {run_key} shard {shard}")
+    summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose, publish))
     return {"episodes": summary.episodes, "skipped": summary.skipped, "steps": summary.steps,
             "wall_s": summary.wall_s, "terminations": dict(summary.terminations)}
 
@@ -104,14 +112,19 @@ def rollout(iteration: int = 0, split: Literal["train", "validation", "test"] = 
     ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw))
     run_key = run_key_for(iteration, split, config.policy.kind, checkpoint, draw)
     purpose = rollout_purpose(split, config.policy.kind)
-    futures = [rollout_shard.submit(part, config, iteration, run_key, i, purpose)
-               for i, part in enumerate(_shards(ids, config.rollout.shards))]
+    parts = _shards(ids, config.rollout.shards)
+    log.info("rollout %s: %d %s tasks x %d episodes, policy %s, %d shard(s)", run_key, len(ids), split,
+             config.rollout.group_size, config.policy.kind, len(parts))
+    futures = [rollout_shard.submit(part, config, iteration, run_key, i, purpose) for i, part in enumerate(parts)]
     report = RolloutReport(run_key, [trajectory_id_for(run_key, task_id, sample)
                                      for task_id in ids for sample in range(config.rollout.group_size)])
     for future in futures:
         report.add(future.result())
+    log.info("rollout %s done: %d episodes (%d already done), %d steps in %.1f s; endings %s", run_key,
+             report.episodes, report.skipped, report.steps, report.wall_s, report.terminations)
     list_blocked_websites(config)
     quality_gate(config.lake.data_dir, ["trajectories", "steps", "blocklist"])
+    publish_rollout(report, split, config.policy.kind)
     return report
 
 

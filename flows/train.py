@@ -10,13 +10,14 @@ profile's `train` block.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.gates import quality_gate, recover_lake
+from flows.gates import MissingInputError, quality_gate, recover_lake
 from stages.accept import STEP_COLUMNS, Acceptance, accept
 from stages.iterations import latest_checkpoint
 from stages.promote import rejected_checkpoints
@@ -24,6 +25,8 @@ from webgym.config import Config, Objective, checkpoints_dir, load_config, repla
 from webgym.lake import Lake
 from webgym.train.fit import fit_policy
 from webgym.warehouse import query
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -50,6 +53,20 @@ def acceptance(config: Config, iteration: int) -> Acceptance:
                   lake.read_table("tasks", columns=["task_id", "split", "website"]), iteration, config.accept)
 
 
+def _require_judged(lake: Lake, iteration: int) -> None:
+    """MissingInputError naming the command to run first when the iteration has no trajectories or no judgments."""
+    ids = lake.read_table("trajectories", columns=["trajectory_id"], filter=ds.field("iteration") == iteration)
+    if ids.empty:
+        raise MissingInputError(f"no trajectories of iteration {iteration} in the lake at {lake.root}: roll out and "
+                                f"judge first (`webgym rollout --iteration {iteration}`, then `webgym judge run "
+                                f"--iteration {iteration}`)")
+    judged = lake.read_table("judgments", columns=["trajectory_id"],
+                             filter=ds.field("trajectory_id").isin(ids["trajectory_id"].tolist()))
+    if judged.empty:
+        raise MissingInputError(f"none of the {len(ids)} trajectories of iteration {iteration} is judged: run "
+                                f"`webgym judge run --iteration {iteration}` first")
+
+
 @task(cache_policy=NO_CACHE)
 def select_steps(config: Config, iteration: int) -> dict:
     """Write the accepted rows of `iteration` (once) and return their count and the selection figures."""
@@ -58,10 +75,13 @@ def select_steps(config: Config, iteration: int) -> dict:
     present = lake.read_table("accepted", filter=(ds.field("iteration") == iteration)
                               & (ds.field("objective") == objective))
     if len(present):
+        log.info("iteration %d: %d accepted steps (%s) already written", iteration, len(present), objective)
         return {"accepted_steps": len(present), "groups_missing": None, "problems": [], "resumed": True}
+    _require_judged(lake, iteration)
     chosen = acceptance(config, iteration)
     if len(chosen.accepted):
         lake.write_table("accepted", chosen.accepted, run_id=f"accept-{iteration}-{objective}")
+    log.info("iteration %d: accepted %d steps (%s)", iteration, len(chosen.accepted), objective)
     return {"accepted_steps": len(chosen.accepted), "groups_missing": chosen.groups_missing,
             "problems": chosen.problems, "resumed": False}
 
@@ -86,6 +106,8 @@ def fit(config: Config, iteration: int) -> dict:
                                  rejected=rejected_checkpoints(lake.read_table("promotions")))
     fitted = fit_policy(config, lake, accepted, previous["path"] if previous else None, iteration,
                         checkpoints_dir(config))
+    log.info("iteration %d: checkpoint %s from %d accepted steps; metrics %s", iteration, fitted.checkpoint_id,
+             len(accepted), fitted.metrics)
     return {"checkpoint_id": fitted.checkpoint_id, "path": fitted.path, "metrics": fitted.metrics,
             "problems": fitted.problems}
 

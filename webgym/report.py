@@ -12,6 +12,7 @@ import base64
 import datetime as dt
 import html
 import io
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,14 +31,16 @@ from webgym.stats import wilson_interval
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
 
 STYLE = """
-body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
 section { border-top: 1px solid #ccc; margin-top: 2em; }
 figure { margin: 1em 0; } img { max-width: 100%; }
 figcaption, .meta { color: #555; font-size: 0.9em; }
+.table { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
-th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }
+th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; max-width: 24em; overflow-wrap: anywhere; }
 .no-data { color: #a60; font-style: italic; }
 """
+"""Tables never widen the page: long cells (paths, ids) wrap, and a table still too wide scrolls in its box."""
 
 
 def default_path(lake: Lake) -> Path:
@@ -59,8 +62,15 @@ def _figure(fig: Figure, caption: str) -> str:
 
 
 def _table(frame: pd.DataFrame, table_id: str) -> str:
-    return frame.to_html(index=False, table_id=table_id, border=0, na_rep="",
-                         float_format=lambda value: f"{value:.4g}")
+    table = frame.to_html(index=False, table_id=table_id, border=0, na_rep="",
+                          float_format=lambda value: f"{value:.4g}")
+    return f'<div class="table">{table}</div>'
+
+
+def _rate_errorbar(ax: Axes, frame: pd.DataFrame, x: str, label: str) -> None:
+    """Success rate of `frame` against `x` with its 95% interval (columns success_rate, ci_low, ci_high)."""
+    errors = [frame.success_rate - frame.ci_low, frame.ci_high - frame.success_rate]
+    ax.errorbar(frame[x], frame.success_rate, yerr=errors, marker="o", capsize=3, label=label)
 
 
 def _no_data(what: str) -> str:
@@ -177,6 +187,75 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
             + listed)
 
 
+def training_success(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("SELECT * FROM rollout_success WHERE purpose <> 'evaluation'").df()
+    if frame.empty:
+        return _no_data("no judged training or demonstration episode")
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.subplots()
+    for purpose, rows in frame.groupby("purpose"):
+        _rate_errorbar(ax, rows, "iteration", str(purpose))
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1.05)
+    ax.legend(fontsize="small")
+    _iteration_axis(ax, frame.iteration)
+    caption = ("Judged success of the episodes each iteration trained from, with 95% Wilson intervals: train is "
+               "the policy's own rollouts (the learning curve), demonstration the oracle's warm-start episodes; "
+               "held-out evaluations are never mixed in (see above). View rollout_success.")
+    return _figure(fig, caption) + _table(frame, "rollout-success")
+
+
+def training(con: duckdb.DuckDBPyConnection) -> str:
+    checkpoints = con.execute("""
+        SELECT checkpoint_id, iteration, objective, metrics['train/loss'] AS loss,
+               metrics['train/accuracy'] AS accuracy
+        FROM checkpoints ORDER BY iteration, created_at""").df()
+    accepted = con.execute("SELECT * FROM accepted_by_iteration").df()
+    if checkpoints.empty and accepted.empty:
+        return _no_data("the checkpoints and accepted tables are empty")
+    fig = Figure(figsize=(11, 3.5), layout="constrained")
+    loss, accuracy, steps = fig.subplots(1, 3)
+    for ax, column in ((loss, "loss"), (accuracy, "accuracy")):
+        points = checkpoints.dropna(subset=[column])
+        ax.plot(points.iteration, points[column], marker="o")
+        ax.set_title(f"train/{column} per checkpoint")
+        _iteration_axis(ax, checkpoints.iteration)
+    accuracy.set_ylim(0, 1.05)
+    for objective, rows in accepted.groupby("objective"):
+        steps.bar(rows.iteration, rows.steps, label=str(objective), alpha=0.7)
+    steps.set_title("accepted steps per iteration")
+    if not accepted.empty:
+        steps.legend(fontsize="small")
+        _iteration_axis(steps, accepted.iteration)
+    caption = ("Training per iteration: the final loss and decision accuracy (on its training samples) of each "
+               "checkpoint, from its metrics, and the steps accept kept for it, per objective. Views checkpoints "
+               "and accepted_by_iteration.")
+    return _figure(fig, caption) + _table(checkpoints, "training-metrics") + _table(accepted, "accepted-steps")
+
+
+STAGES = {"rollout_s": "rollout", "judge_s": "judge", "train_s": "train", "evaluation_rollout_s": "evaluation rollout"}
+
+
+def wall_time(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute("SELECT * FROM stage_wall_time").df()
+    if frame.empty:
+        return _no_data("no episodes or checkpoints")
+    fig = Figure(figsize=(6, 3.5), layout="constrained")
+    ax = fig.subplots()
+    bottom = pd.Series(0.0, index=frame.index)
+    for column, label in STAGES.items():
+        seconds = frame[column].fillna(0.0).astype(float)
+        ax.bar(frame.iteration, seconds, bottom=bottom, label=label)
+        bottom += seconds
+    ax.set_ylabel("seconds")
+    ax.legend(fontsize="small")
+    _iteration_axis(ax, frame.iteration)
+    caption = ("Wall time per iteration and stage, from the times the lake records (episode starts and ends, "
+               "judgment times, the trainer's own clock); a nightly run does nightly.iterations iterations, and "
+               "`started` dates each one. View stage_wall_time.")
+    return _figure(fig, caption) + _table(frame, "stage-wall-time")
+
+
 def same_screenshot(con: duckdb.DuckDBPyConnection) -> str:
     frame = con.execute("SELECT iteration, steps, same_screenshot_rate FROM same_screenshot_rate "
                         "WHERE purpose = 'train'").df()
@@ -243,8 +322,9 @@ def llm_calls(con: duckdb.DuckDBPyConnection) -> str:
     _stacked_barh(cost, frame.fillna({"cost_usd": 0.0}), "purpose", "model", "cost_usd")
     cost.set_title("cost (USD)")
     caption = ("LLM requests and their estimated cost per purpose, stacked by model; models without a price in "
-               "llm.prices count no cost. View llm_cost_by_purpose.")
-    return _figure(fig, caption) + _table(frame, "llm-cost-by-purpose")
+               "llm.prices count no cost. Views llm_cost_by_purpose and, below it, llm_cost_by_stage (per day).")
+    by_stage = con.execute("SELECT * FROM llm_cost_by_stage").df()
+    return _figure(fig, caption) + _table(frame, "llm-cost-by-purpose") + _table(by_stage, "llm-cost-by-stage")
 
 
 def throughput(con: duckdb.DuckDBPyConnection) -> str:
@@ -296,6 +376,9 @@ def table_rows(con: duckdb.DuckDBPyConnection) -> str:
 
 SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
     ("heldout-success", "Held-out success", heldout_success),
+    ("training-success", "Training-rollout success", training_success),
+    ("training", "Loss, accuracy and accepted steps", training),
+    ("wall-time", "Wall time per stage", wall_time),
     ("same-screenshot", "Same-screenshot rate", same_screenshot),
     ("episode-length", "Steps per trajectory", episode_length),
     ("task-set", "Task set", task_set),
@@ -308,18 +391,29 @@ SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
 """(anchor, heading, section function), in page order."""
 
 
+def _commit() -> str:
+    """The checkout's commit (`git describe --always --dirty`: `-dirty` when files changed since)."""
+    try:
+        done = subprocess.run(["git", "-C", str(project_path(".")), "describe", "--always", "--dirty", "--abbrev=12"],
+                              capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (not a git checkout)"
+    return done.stdout.strip()
+
+
 def render(lake: Lake, profile: str) -> str:
     """The whole page as one HTML string."""
     with warehouse.connect(lake) as con:
         sections = [(anchor, title, build(con)) for anchor, title, build in SECTIONS]
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    provenance = f"commit {_commit()} · profile {profile} · lake {lake.root} · generated {generated}"
     contents = " · ".join(f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title, _ in sections)
     body = "\n".join(f'<section id="{anchor}"><h2>{html.escape(title)}</h2>\n{content}</section>'
                      for anchor, title, content in sections)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>WebGym report</title>'
             f"<style>{STYLE}</style></head><body>\n<h1>WebGym report</h1>\n"
-            f'<p class="meta">profile {html.escape(profile)} · lake {html.escape(lake.root)} · '
-            f"generated {generated}</p>\n<nav>{contents}</nav>\n{body}\n</body></html>\n")
+            f'<p class="meta" id="provenance">{html.escape(provenance)}</p>\n<nav>{contents}</nav>\n{body}\n'
+            "</body></html>\n")
 
 
 def write_report(lake: Lake, path: Path, profile: str) -> Path:

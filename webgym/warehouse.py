@@ -114,6 +114,47 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
                      sum(success::INT)::BIGINT AS successes, avg(success::INT) AS success_rate
               FROM evals GROUP BY ALL)
         ORDER BY ALL"""),
+    "rollout_success": ("Judged success per iteration and purpose (train: the policy's training rollouts; "
+                        "demonstration: the oracle's warm start; evaluation: held-out episodes), all bands together, "
+                        "with its 95% Wilson interval.", f"""
+        SELECT *, wilson_low(successes, trajectories) AS ci_low, wilson_high(successes, trajectories) AS ci_high
+        FROM (SELECT tr.iteration, {PURPOSE} AS purpose, count(*) AS trajectories,
+                     sum(v.success::INT)::BIGINT AS successes, avg(v.success::INT) AS success_rate
+              FROM trajectories tr JOIN verdicts v USING (trajectory_id) GROUP BY ALL)
+        ORDER BY iteration, purpose"""),
+    "accepted_by_iteration": ("Accepted training steps per iteration and objective, and the episodes they come "
+                              "from.", """
+        SELECT iteration, objective, count(*) AS steps, count(DISTINCT trajectory_id) AS trajectories
+        FROM accepted GROUP BY ALL ORDER BY ALL"""),
+    "stage_wall_time": ("Wall time per iteration and stage, from the times the lake records: rollout (first "
+                        "training or demonstration episode's start to the last one's end), judge (first to last "
+                        "judgment of those episodes), train (the checkpoints' train/seconds or train/time_s), "
+                        "evaluation rollout (its episodes' span); `started` is the iteration's first episode.",
+                        f"""
+        WITH episodes AS (
+            SELECT tr.iteration, tr.trajectory_id, tr.started_at, tr.ended_at,
+                   {PURPOSE} = 'evaluation' AS evaluation FROM trajectories tr),
+        rollouts AS (
+            SELECT iteration, epoch(max(ended_at) - min(started_at)) AS rollout_s
+            FROM episodes WHERE NOT evaluation GROUP BY iteration),
+        judging AS (
+            SELECT e.iteration, epoch(max(j.judged_at) - min(j.judged_at)) AS judge_s
+            FROM judgments j JOIN episodes e USING (trajectory_id) WHERE NOT e.evaluation GROUP BY e.iteration),
+        training AS (
+            SELECT iteration, sum(coalesce(metrics['train/seconds'], metrics['train/time_s'])) AS train_s
+            FROM checkpoints GROUP BY iteration),
+        evaluating AS (
+            SELECT iteration, epoch(max(ended_at) - min(started_at)) AS evaluation_rollout_s
+            FROM episodes WHERE evaluation GROUP BY iteration),
+        iterations AS (
+            SELECT iteration, min(started_at) AS started FROM episodes GROUP BY iteration
+            UNION ALL SELECT iteration, NULL FROM checkpoints)
+        SELECT i.iteration, min(i.started) AS started, any_value(r.rollout_s) AS rollout_s,
+               any_value(j.judge_s) AS judge_s, any_value(t.train_s) AS train_s,
+               any_value(e.evaluation_rollout_s) AS evaluation_rollout_s
+        FROM iterations i LEFT JOIN rollouts r USING (iteration) LEFT JOIN judging j USING (iteration)
+             LEFT JOIN training t USING (iteration) LEFT JOIN evaluating e USING (iteration)
+        GROUP BY i.iteration ORDER BY i.iteration"""),
     "rollout_throughput": ("Episodes and steps per second of wall time per iteration and purpose (wall "
                            "time: first start to last end).", f"""
         SELECT *, episodes / nullif(wall_s, 0) AS episodes_per_s, steps / nullif(wall_s, 0) AS steps_per_s
@@ -137,6 +178,15 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
         SELECT purpose, model, count(*) AS calls, sum(cached::INT) AS cache_hits,
                count(error) AS errors, sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out,
                sum(cost_usd) AS cost_usd, avg(latency_s) FILTER (NOT cached) AS mean_latency_s
+        FROM llm_calls GROUP BY ALL ORDER BY ALL"""),
+    "llm_cost_by_stage": ("LLM calls, tokens and cost per day and stage: rollout (purpose policy), judge "
+                          "(judge-*, blocking), task set (every other purpose: rubric, decompose, refresh, ...).",
+                          """
+        SELECT called_at::DATE AS day,
+               CASE WHEN purpose = 'policy' THEN 'rollout'
+                    WHEN purpose LIKE 'judge%' OR purpose = 'blocking' THEN 'judge' ELSE 'task set' END AS stage,
+               count(*) AS calls, sum(cached::INT) AS cache_hits, sum(tokens_in) AS tokens_in,
+               sum(tokens_out) AS tokens_out, sum(cost_usd) AS cost_usd
         FROM llm_calls GROUP BY ALL ORDER BY ALL"""),
 }
 
@@ -195,12 +245,18 @@ def read_only_query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> p
         return con.execute(sql).df()
 
 
+STORAGE_VERSION = "v1.0.0"
+"""The file format warehouse.duckdb is written in: the oldest that holds views, so DuckDB shells older than
+the project's library (the `duckdb-cli` package's, DBeaver's driver) open it too."""
+
+
 def build(lake: Lake, path: Path, judge: JudgeConfig | None = None) -> Path:
     """Write warehouse.duckdb with the views, swapping the file in whole so readers never see it half-built."""
     lake.init()
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
-    with duckdb.connect(str(tmp)) as con:
+    with duckdb.connect(str(tmp), config={"storage_compatibility_version": STORAGE_VERSION}) as con:
         if not lake.is_local:  # views bind when created: DuckDB reads an object-store lake through fsspec
             con.register_filesystem(lake.fs)
         for statement in view_statements(lake, judge):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,9 @@ from webgym.config import Config, ConfigError, JudgeConfig
 from webgym.llm.client import LLM
 
 log = logging.getLogger(__name__)
+
+PROGRESS_EVERY_S = 10.0
+"""Seconds between two progress lines of a judge run (and one at the end)."""
 
 STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "url", "actions"]
 RULE_JUDGES = ("exact", "reference")
@@ -126,6 +130,13 @@ class JudgeSummary:
     problems: list[str] = field(default_factory=list)
     llm: str = "no LLM calls"
 
+    def by_judge(self) -> dict[str, str]:
+        """Rows written per judge as text: {'exact': '3 success, 1 failure', 'gate': '1 gated'}."""
+        counts: dict[str, list[str]] = {}
+        for (judge, outcome), count in sorted(self.outcomes.items()):
+            counts.setdefault(judge, []).append(f"{count} {outcome}")
+        return {judge: ", ".join(parts) for judge, parts in counts.items()}
+
     def add(self, rows: list[Judgment]) -> None:
         for row in rows:
             outcome = "success" if row.success else "failure" if row.status == "judged" else row.status
@@ -209,12 +220,18 @@ async def _judge_all(found: list[Episode], plan: JudgePlan, llm: LLM | None, con
                      done: dict[str, dict[str, str]], force_llm: bool, rejudge: bool,
                      write: Callable[[list[Judgment]], None]) -> None:
     slots = asyncio.Semaphore(config.concurrency)
+    finished, last = 0, time.monotonic()
 
     async def one(episode: Episode) -> None:
+        nonlocal finished, last
         async with slots:
             rows = await judge_episode(episode, plan, llm, config, done.get(episode.trajectory_id, {}),
                                        force_llm=force_llm, rejudge=rejudge)
         write(rows)
+        finished += 1
+        if finished == len(found) or time.monotonic() - last >= PROGRESS_EVERY_S:
+            last = time.monotonic()
+            log.info("judging: %d/%d trajectories past the gates judged", finished, len(found))
 
     async with asyncio.TaskGroup() as group:
         for episode in found:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import datetime as dt
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -11,8 +13,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from schemas.accepted import AcceptedStep
 from schemas.checkpoints import Checkpoint
 from schemas.evals import Eval
+from schemas.judgments import Judgment
 from schemas.llm_calls import LlmCall
 from schemas.promotions import Promotion
 from schemas.tasks import Task
@@ -22,7 +26,8 @@ from webgym.cli import app
 from webgym.stats import wilson_interval
 
 runner = CliRunner()
-PLOT_SECTIONS = ["heldout-success", "same-screenshot", "episode-length", "task-set", "llm-calls", "throughput"]
+PLOT_SECTIONS = ["heldout-success", "training-success", "training", "wall-time", "same-screenshot", "episode-length",
+                 "task-set", "llm-calls", "throughput"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -40,6 +45,8 @@ class ReportParser(HTMLParser):
         self.text: dict[str, str] = {}
         self.tables: dict[str, list[list[str]]] = {}
         self.scripts = 0
+        self.provenance = ""
+        self._provenance = False
         self._section: str | None = None
         self._table: str | None = None
         self._cell: list[str] | None = None
@@ -53,6 +60,8 @@ class ReportParser(HTMLParser):
             self.images[self._section].append(attrs["src"])
         elif tag == "script":
             self.scripts += 1
+        elif tag == "p" and attrs.get("id") == "provenance":
+            self._provenance = True
         elif tag == "table":
             self._table = attrs["id"]
             self.tables[self._table] = []
@@ -62,6 +71,8 @@ class ReportParser(HTMLParser):
             self._cell = []
 
     def handle_endtag(self, tag):
+        if tag == "p":
+            self._provenance = False
         if tag == "section":
             self._section = None
         elif tag == "table":
@@ -71,6 +82,8 @@ class ReportParser(HTMLParser):
             self._cell = None
 
     def handle_data(self, data):
+        if self._provenance:
+            self.provenance += data
         if self._cell is not None:
             self._cell.append(data)
         if self._section:
@@ -125,12 +138,19 @@ def _eval_lake(lake) -> None:
         for i, purpose in enumerate(["rubric", "rubric", "judge-facts"])]))
     lake.write_table("checkpoints", rows([
         Checkpoint(checkpoint_id=f"ck{i}", iteration=i, path=f"/ckpt/{i}", objective="filtered_bc",
-                   metrics={"train/loss": 2.0 - i}, created_at=NOW) for i in (0, 1, 2)]))
+                   metrics={"train/loss": 2.0 - i, "train/accuracy": 0.5 + i / 4, "train/seconds": 30.0 + i},
+                   created_at=NOW) for i in (0, 1, 2)]))
     lake.write_table("promotions", rows([
         Promotion(checkpoint_id=f"ck{i}", iteration=i, promoted=i < 2, evaluation="scorer-valid", episodes=4,
                   success_rate=[0.25, 0.5, 0.25][i], served_checkpoint=[None, "ck0", "ck1"][i],
                   served_success_rate=[None, 0.25, 0.5][i], reason="kept back" if i == 2 else "promoted",
                   decided_at=NOW) for i in (0, 1, 2)]))
+    # The training episodes r0-r2 of iteration 0: r0 and r2 succeed, judged a minute apart; r0's two steps kept.
+    lake.write_table("judgments", rows([
+        Judgment(judgment_id=f"j{i}", trajectory_id=f"r{i}", judge="exact", status="judged", success=i != 1,
+                 reward=float(i != 1), judged_at=NOW + dt.timedelta(minutes=i)) for i in range(3)]))
+    lake.write_table("accepted", rows([AcceptedStep(trajectory_id="r0", t=t, iteration=0, objective="filtered_bc",
+                                                    reason="success", weight=1.0) for t in (0, 1)]))
 
 
 def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake, tmp_path):
@@ -183,6 +203,25 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
         ("ck0", "True"), ("ck1", "True"), ("ck2", "False")]
     assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "20"
 
+    training = _records(report.tables["rollout-success"])
+    assert [(r["iteration"], r["purpose"], r["trajectories"], r["successes"]) for r in training] == [
+        ("0", "train", "3", "2")]  # the evaluation episodes are not mixed in
+    assert (float(training[0]["ci_low"]), float(training[0]["ci_high"])) == pytest.approx(wilson_interval(2, 3),
+                                                                                            abs=1e-3)
+    assert [(r["checkpoint_id"], float(r["loss"]), float(r["accuracy"]))
+            for r in _records(report.tables["training-metrics"])] == [("ck0", 2.0, 0.5), ("ck1", 1.0, 0.75),
+                                                                   ("ck2", 0.0, 1.0)]
+    assert [(r["iteration"], r["objective"], r["steps"], r["trajectories"])
+            for r in _records(report.tables["accepted-steps"])] == [("0", "filtered_bc", "2", "1")]
+    wall = {r["iteration"]: (r["rollout_s"], r["judge_s"], r["train_s"], r["evaluation_rollout_s"])
+            for r in _records(report.tables["stage-wall-time"])}
+    assert wall == {"0": ("0", "120", "30", "3608"), "1": ("", "", "31", "7208"),  # ck1 2 h after "other"
+                    "2": ("", "", "32", "8")}
+    assert {r["stage"]: (r["calls"], r["cost_usd"]) for r in _records(report.tables["llm-cost-by-stage"])} == {
+        "judge": ("1", "0.001"), "task set": ("2", "0.002")}
+    assert re.fullmatch(rf"commit [0-9a-f]{{12}}(-dirty)? · profile \S+ · lake {re.escape(lake.root)} · generated "
+                        r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", report.provenance)
+
 
 def test_empty_lake_gives_no_data_sections_at_the_default_path(lake, tmp_path):
     result = runner.invoke(app, ["--data-dir", lake.root, "report"])
@@ -200,3 +239,26 @@ def test_report_on_a_missing_lake_says_so(tmp_path):
     result = runner.invoke(app, ["--data-dir", str(tmp_path / "nowhere"), "report"])
     assert result.exit_code == 2 and "no lake at" in result.output
     assert not (tmp_path / "reports").exists()
+
+
+def test_tables_fit_the_page_in_a_browser(lake, tmp_path):
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+
+    _eval_lake(lake)
+    lake.replace_table("checkpoints", lake.read_table("checkpoints").assign(path="/shared/" + "x" * 400))
+    out = tmp_path / "report.html"
+    assert runner.invoke(app, ["--data-dir", lake.root, "report", "--out", str(out)]).exit_code == 0
+
+    async def widths() -> tuple[int, int]:
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright)
+            page = await browser.new_page(viewport={"width": 1200, "height": 800})
+            await page.set_content(out.read_text(encoding="utf-8"))
+            measured = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            await browser.close()
+            return tuple(measured)
+
+    scroll_width, viewport = asyncio.run(widths())
+    assert scroll_width <= viewport

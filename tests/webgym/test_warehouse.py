@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import duckdb
 import pandas as pd
+import pytest
 
 from schemas.judgments import Judgment
 from tests.conftest import NOW, rows, steps_frame, tasks_frame, trajectories_frame
@@ -122,3 +128,31 @@ def test_verdicts_follow_the_configured_judge_priority(lake):
     sql = "SELECT judge, success FROM verdicts"
     assert warehouse.query(lake, sql).values.tolist() == [["exact", False]]
     assert warehouse.query(lake, sql, JudgeConfig(priority=["rubric", "exact"])).values.tolist() == [["rubric", True]]
+
+
+def test_warehouse_build_on_another_lake_writes_that_lakes_file(lake, monkeypatch):
+    from typer.testing import CliRunner
+
+    from webgym.cli import app
+    from webgym.config import load_config, warehouse_path
+
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    checkout = warehouse_path(load_config())
+    before = checkout.stat().st_mtime_ns if checkout.exists() else None
+    result = CliRunner().invoke(app, ["--data-dir", lake.root, "warehouse", "build"])
+    assert result.exit_code == 0, result.output
+    assert f"warehouse written to {Path(lake.root) / 'warehouse.duckdb'}" in result.output
+    assert (checkout.stat().st_mtime_ns if checkout.exists() else None) == before
+
+
+def test_the_duckdb_shell_the_readme_names_opens_the_warehouse(lake):
+    shell = shutil.which("duckdb", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
+    if shell is None:
+        pytest.skip("the duckdb-cli package (extra `shell`, part of `test`) is not installed")
+    lake.write_table("tasks", tasks_frame())
+    path = warehouse.build(lake, Path(lake.root) / "warehouse.duckdb")
+    done = subprocess.run([shell, "-readonly", "-csv", str(path), "-c",
+                           "SELECT split, tasks FROM tasks_by_split ORDER BY split"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["split,tasks", "test,1", "train,2"]

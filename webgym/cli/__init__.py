@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.logging import RichHandler
 
 from webgym.cli.common import err_console
 from webgym.cli.evaluate import evaluate_command
@@ -31,6 +30,7 @@ from webgym.cli.train import export_samples_command, train_command
 from webgym.cli.warehouse import report, sql, warehouse_app
 from webgym.config import ConfigError, is_url, load_config, project_path
 from webgym.config.profile import DEFAULT_PROFILE
+from webgym.logs import set_levels, terminal_handler
 from webgym.prefect_env import configure_prefect
 
 app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
@@ -65,15 +65,14 @@ def main(
     data_dir: Annotated[str | None, typer.Option(
         help="Lake root: a path (relative to the current directory) or an fsspec URL (default: env WEBGYM_DATA, "
              "else the profile's lake.data_dir).")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging and full tracebacks.")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Debug lines of the pipeline, Prefect's run lines and full tracebacks.")] = False,
 ) -> None:
-    handler = RichHandler(console=err_console, show_path=False)
+    handler = terminal_handler(sys.stderr, verbose)
     if not verbose:
         handler.addFilter(_without_setting_errors)
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, format="%(message)s", handlers=[handler],
-                        force=True)
-    for noisy in ("httpx", "httpx2", "openai", "great_expectations", "prefect", "filelock", "fsspec"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    set_levels(verbose)
     configure_prefect()
     if data_dir is not None and not is_url(data_dir):
         data_dir = os.path.abspath(data_dir)  # relative to where the command runs, not the project

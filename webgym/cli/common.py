@@ -18,7 +18,15 @@ if TYPE_CHECKING:  # both import pandas and pyarrow: loaded by the commands that
 
     from webgym.lake import Lake
 
-console = Console()
+
+def _stdout_console() -> Console:
+    """Rich at the terminal's width; piped or redirected, lines as long as their content, since rich would
+    otherwise cut table cells at $COLUMNS (80 by default) and `grep` or a file would get `difficulty_b…`."""
+    terminal = Console()
+    return terminal if terminal.is_terminal else Console(width=1_000_000)
+
+
+console = _stdout_console()
 err_console = Console(stderr=True, soft_wrap=True)
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import Progress
 
 from webgym.cli.common import config_of, console, err_console, lake_of
+from webgym.config import warehouse_path
 
 lake_app = typer.Typer(help="Maintain the Parquet lake.", no_args_is_help=True)
 
@@ -42,7 +42,7 @@ def init(ctx: typer.Context) -> None:
     lake = lake_of(ctx)
     lake.init()
     config = config_of(ctx)
-    path = warehouse.build(lake, Path(config.warehouse.path), config.judge)
+    path = warehouse.build(lake, warehouse_path(config), config.judge)
     console.print(f"lake ready at {lake.root}; warehouse at {path}")
 
 

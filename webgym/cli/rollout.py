@@ -17,7 +17,8 @@ def rollout_command(
     iteration: Annotated[int, typer.Option(help="Iteration the episodes belong to (reruns skip finished ones).")] = 0,
     split: Annotated[str, typer.Option(help="train (a batch by difficulty ratio), validation (promotion checks) or test "
                                                 "(held-out tasks).")] = "train",
-    size: Annotated[int | None, typer.Option(help="Tasks to draw (test: all when unset).")] = 32,
+    size: Annotated[int | None, typer.Option(
+        help="Tasks to draw (default: 32 of train; every task of validation or test).")] = None,
     policy: Annotated[str | None, typer.Option(help="chat, local, scorer, oracle or random (default: the profile's).")] = None,
     checkpoint: Annotated[str | None, typer.Option(help="Checkpoint directory for the policy (local, scorer).")] = None,
     engine: Annotated[str | None, typer.Option(help="async, or the sync baseline (default: the profile's).")] = None,
@@ -30,6 +31,8 @@ def rollout_command(
 
     if split not in ("train", "validation", "test"):
         raise typer.BadParameter("split must be train, validation or test")
+    if size is None and split == "train":
+        size = 32
     report = run_rollout(config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir,
                          iteration=iteration, split=split, size=size, policy=policy, checkpoint=checkpoint,
                          engine=engine, concurrency=concurrency, group_size=group_size, shards=shards)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -156,10 +158,23 @@ def server_command(
         raise typer.Exit(1) from None
 
 
+def _runner_class() -> type:
+    """Prefect's Runner, stopped on SIGTERM from inside its event loop. Prefect's own handler calls the
+    async `stop` from the loop's thread, so the coroutine is never awaited (a RuntimeWarning) and the
+    flow runs it started are not cancelled; here `astop` runs as a task of the loop, cancels them and
+    ends `start`, and the server is stopped after it."""
+    from prefect.runner import Runner
+
+    class SigtermStoppedRunner(Runner):
+        def handle_sigterm(self, *args: Any, **kwargs: Any) -> None:
+            self._sigterm_stop = asyncio.get_running_loop().create_task(self.astop())
+
+    return SigtermStoppedRunner
+
+
 def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, home: Path, poll_seconds: float) -> None:
     """Run the server, register the deployments and execute their runs here until stopped."""
     with prefect_server(port, home / "server.log") as api_url:
-        from prefect import serve
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         with temporary_settings(updates={PREFECT_API_URL: api_url}):
@@ -177,4 +192,8 @@ def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, hom
             console.print(f"Trigger a run from the UI (Deployments -> Run) or: PREFECT_API_URL={api_url} "
                           ".venv/bin/prefect deployment run 'nightly/nightly' -p iterations=1", soft_wrap=True,
                           highlight=False)
-            serve(*served, print_starting_message=False, pause_on_shutdown=False, query_seconds=poll_seconds)
+            runner = _runner_class()(pause_on_shutdown=False, query_seconds=poll_seconds)
+            for deployment in served:
+                runner.add_deployment(deployment)
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: asyncio cancels the runner, which cleans up
+                asyncio.run(runner.start())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -79,11 +78,6 @@ def ingest_exit_code(reports: list[FileReport]) -> int:
     return 1 if any(r.bad for r in reports) else 0
 
 
-def _quiet_embedding_logs() -> None:
-    for noisy in ("faiss.loader", "sentence_transformers"):  # both announce every load at INFO
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
 def ingest(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Task files (and, for WebVoyager, its answer file).",
@@ -100,7 +94,6 @@ def ingest(
     """Read benchmark task files into seed_tasks; print per file: records read, ingested (new revisions of
     known ids among them), already present, bad, and how many records gave and kept each field. Exit
     code 0 when all is well, 1 when some records are bad (reported), 2 when nothing was ingested."""
-    _quiet_embedding_logs()
     from flows.build_taskset import ingest_inputs
     from stages.ingest import IngestError
     from stages.stale import stale_counts
@@ -137,7 +130,6 @@ def dedup(
              "taskset.dedup.eval_sources).")] = None,
 ) -> None:
     """Find exact and near-duplicate seed tasks; record each dropped task in the duplicates table."""
-    _quiet_embedding_logs()
     from flows.build_taskset import find_duplicates
 
     config = config_of(ctx)
@@ -183,7 +175,6 @@ def build(
         help="Judge staleness as of this date (YYYY-MM-DD; default today). Overrides taskset.stale.as_of.")] = None,
 ) -> None:
     """Run the build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, quality-gated."""
-    _quiet_embedding_logs()
     from flows.build_taskset import build_taskset
     from webgym.config import ConfigError, replaced
 
@@ -218,7 +209,7 @@ def plan(
                                                  "max_subsets_per_task; 0 for no cap).")] = None,
 ) -> None:
     """Print WebGym Algorithm 1's decomposition plan of a rubric as JSON (no LLM):
-    [{"groups": [indices], "difficulty": n}, ...]."""
+    [{"groups": \\[indices], "difficulty": n}, ...]."""
     import json
 
     from pydantic import ValidationError

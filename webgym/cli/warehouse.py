@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from webgym.cli.common import OutputFormat, config_of, console, err_console, lake_of, print_frame
+from webgym.config import warehouse_path
 
 warehouse_app = typer.Typer(help="The DuckDB warehouse over the lake.", no_args_is_help=True)
 
@@ -43,11 +44,12 @@ def sql(
 
 @warehouse_app.command("build")
 def warehouse_build(ctx: typer.Context) -> None:
-    """Write warehouse.duckdb with views over the lake, for the DuckDB CLI or DBeaver."""
+    """Write the lake's warehouse.duckdb (inside a local lake, or warehouse.path) with views over the lake,
+    for the DuckDB CLI or DBeaver."""
     from webgym import warehouse
 
     config = config_of(ctx)
-    path = warehouse.build(lake_of(ctx), Path(config.warehouse.path), config.judge)
+    path = warehouse.build(lake_of(ctx), warehouse_path(config), config.judge)
     console.print(f"warehouse written to {path}")
 
 

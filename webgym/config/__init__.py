@@ -11,7 +11,7 @@ from webgym.config.lake import LakeConfig, WarehouseConfig
 from webgym.config.llm import EndpointConfig, LLMConfig, ModelPrice
 from webgym.config.nightly import NightlyConfig
 from webgym.config.policy import ContextConfig, PolicyConfig, PolicyKind, SamplingConfig, ScorerConfig
-from webgym.config.profile import Config, checkpoints_dir, load_config, replaced, with_checkpoint
+from webgym.config.profile import Config, checkpoints_dir, load_config, replaced, warehouse_path, with_checkpoint
 from webgym.config.rollout import EnvConfig, RolloutConfig
 from webgym.config.serve import ServeConfig, served_name
 from webgym.config.sites import SitesConfig, WorldConfig
@@ -26,5 +26,5 @@ __all__ = [
     "SamplingConfig", "ScorerConfig", "Section", "ServeConfig", "SitesConfig", "SplitConfig", "StaleConfig",
     "TasksetConfig",
     "TrainConfig", "WarehouseConfig", "WorldConfig", "checkpoints_dir", "is_url", "load_config", "project_path", "replaced", "served_name",
-    "with_checkpoint",
+    "warehouse_path", "with_checkpoint",
 ]

@@ -20,6 +20,8 @@ class LakeConfig(Section):
 
 
 class WarehouseConfig(Section):
-    path: ProjectPath = Field(
-        default="warehouse.duckdb",
-        description="DuckDB file with views over the lake, for external SQL tools (relative to the project).")
+    path: ProjectPath | None = Field(
+        default=None,
+        description="DuckDB file with views over the lake, for external SQL tools (relative to the project). "
+                    "Unset: warehouse.duckdb inside a local lake, so each lake has its own; a lake at a URL "
+                    "needs it set.")

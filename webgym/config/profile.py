@@ -151,3 +151,14 @@ def checkpoints_dir(config: Config) -> Path:
         raise ConfigError(f"the lake is at {config.lake.data_dir}: set train.checkpoints_dir to a directory the "
                           f"training and serving machines share")
     return Path(config.lake.data_dir) / "models"
+
+
+def warehouse_path(config: Config) -> Path:
+    """Where warehouse.duckdb goes: warehouse.path, else inside a local lake (a command on another lake,
+    `--data-dir OTHER`, writes OTHER's file, never this one's); a lake at a URL needs the setting."""
+    if config.warehouse.path:
+        return Path(config.warehouse.path)
+    if is_url(config.lake.data_dir):
+        raise ConfigError(f"the lake is at {config.lake.data_dir}: set warehouse.path to the local file "
+                          "warehouse.duckdb should be written to")
+    return Path(config.lake.data_dir) / "warehouse.duckdb"

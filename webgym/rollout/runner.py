@@ -8,9 +8,11 @@ A shard is self-contained, so the flow can run shards in threads, Dask or Ray wo
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -46,6 +48,10 @@ class Progress:
     verified: int = 0
     successes: int = 0
     started: float = field(default_factory=time.monotonic)
+    publish: Callable[[Progress], None] | None = None
+    """Also called with these counts at every progress line (the rollout flow's progress artifact)."""
+    skipped: int = 0
+    """Episodes an earlier try finished, known once the shard is done (they count as done)."""
     _last: float = 0.0
 
     def __call__(self, result: EpisodeResult) -> None:
@@ -56,13 +62,24 @@ class Progress:
             self.verified += 1
             self.successes += verify(rubric, result.final_state, result.answer).success
         if time.monotonic() - self._last >= self.every_s or self.episodes == self.total:
-            self._last = time.monotonic()
-            log.info("%s", self)
+            self.report()
+
+    @property
+    def done(self) -> int:
+        return self.episodes + self.skipped
+
+    def report(self) -> None:
+        """Log the progress line and publish the counts."""
+        self._last = time.monotonic()
+        log.info("%s", self)
+        if self.publish:
+            self.publish(self)
 
     def __str__(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-9)
         success = f", success so far {self.successes}/{self.verified}" if self.verified else ""
-        return (f"{self.label}: {self.episodes}/{self.total} episodes, {self.steps} steps, "
+        earlier = f" ({self.skipped} already done)" if self.skipped else ""
+        return (f"{self.label}: {self.done}/{self.total} episodes{earlier}, {self.steps} steps, "
                 f"{self.steps / elapsed:.2f} steps/s{success}")
 
 
@@ -72,13 +89,17 @@ def _sites_for(tasks: list[TaskSpec], config: SitesConfig) -> dict[str, Site]:
 
 
 async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str, shard: int = 0,
-                        purpose: Purpose = "train") -> RolloutSummary:
-    """Roll out every task of `tasks` (group_size episodes each) not yet in the lake."""
+                        purpose: Purpose = "train",
+                        publish: Callable[[Progress], None] | None = None) -> RolloutSummary:
+    """Roll out every task of `tasks` (group_size episodes each) not yet in the lake; `publish` gets the
+    progress counts every time they are logged."""
     lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
     specs = episode_specs(task_list, iteration, config.rollout, run_key, purpose)
-    sites = _sites_for(task_list, config.sites)
-    progress = Progress(f"rollout {run_key} shard {shard}", len(specs))
+    # In a thread: building the world the first time replays its sites with asyncio.run, which cannot
+    # run inside this event loop.
+    sites = await asyncio.to_thread(_sites_for, task_list, config.sites)
+    progress = Progress(f"rollout {run_key} shard {shard}", len(specs), publish=publish)
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
         reader = SiteStateReader(server) if server else None
@@ -94,9 +115,13 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
             else:
                 browser = await launch_browser(playwright, site_hosts=site_hosts, allow=allow)
             try:
-                return await collect(specs, policy, browser, lake, config.rollout, config.env, url_policy, reader,
-                                     run_id=f"{run_key}-{shard}", progress=progress)
+                summary = await collect(specs, policy, browser, lake, config.rollout, config.env, url_policy, reader,
+                                        run_id=f"{run_key}-{shard}", progress=progress)
             finally:
                 await browser.close()
                 if reader is not None:
                     await reader.aclose()
+    if summary.skipped:  # the closing line counts what an earlier try finished
+        progress.skipped = summary.skipped
+        progress.report()
+    return summary

@@ -1,0 +1,108 @@
+"""What a run shows in the Prefect UI beside its logs: a table of held-out success per evaluation, a
+short markdown summary per rollout, judge and night, a link to the night's report, and the progress
+of each rollout shard (Prefect artifacts, on the run page's Artifacts tab; keyed ones also on the
+Artifacts page, one version per run).
+
+Flows call these with the reports their stages returned; nothing here reads the lake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prefect.artifacts import (create_link_artifact, create_markdown_artifact, create_progress_artifact,
+                               create_table_artifact, update_progress_artifact)
+
+from stages.evaluate import EvaluateReport
+from stages.judge.run import JudgeSummary
+
+if TYPE_CHECKING:  # the flows import this module: their report classes only annotate here
+    from flows.nightly import NightlySummary
+    from flows.rollout import RolloutReport
+    from webgym.rollout.runner import Progress
+
+
+def _markdown(title: str, lines: Iterable[str]) -> str:
+    return f"## {title}\n\n" + "\n".join(f"- {line}" for line in lines) + "\n"
+
+
+def publish_rollout(report: RolloutReport, split: str, policy: str) -> None:
+    """Markdown: episodes, steps, rate and endings of one rollout."""
+    rate = report.steps / report.wall_s if report.wall_s else 0.0
+    endings = ", ".join(f"{name} {count}" for name, count in sorted(report.terminations.items())) or "none"
+    create_markdown_artifact(_markdown(f"Rollout {report.run_key}", [
+        f"split **{split}**, policy **{policy}**, {len(report.trajectory_ids)} episodes planned",
+        f"**{report.episodes}** episodes run now, {report.skipped} already done by an earlier try",
+        f"{report.steps} steps in {report.wall_s:.1f} s ({rate:.2f} steps/s)",
+        f"endings: {endings}"]), key="rollout-summary", description=f"rollout {report.run_key}")
+
+
+def publish_judge(summary: JudgeSummary) -> None:
+    """Markdown: outcomes per judge of one judge run, blocked episodes, listed websites, LLM use."""
+    lines = [f"{summary.trajectories} trajectories of iteration {summary.iteration}"]
+    lines += [f"**{judge}**: {counts}" for judge, counts in summary.by_judge().items()] or ["no new judgments"]
+    lines += [f"blocked: {summary.blocked}; websites newly listed: {', '.join(summary.listed) or 'none'}",
+              f"LLM: {summary.llm}"]
+    lines += [f"skipped judge {name}: {why}" for name, why in summary.skipped.items()]
+    lines += [f"not judged: {problem}" for problem in summary.problems[:20]]
+    create_markdown_artifact(_markdown(f"Judge, iteration {summary.iteration}", lines), key="judge-summary",
+                             description=f"judge iteration {summary.iteration}")
+
+
+def evaluation_rows(report: EvaluateReport) -> list[dict]:
+    """One row per held-out kind and per difficulty band: episodes, successes, rate and 95% Wilson interval."""
+    rows = []
+    for by, groups in (("held_out", report.by_held_out), ("difficulty_band", report.by_band)):
+        for group in groups:
+            rows.append({"by": by, "group": str(group[by]), "episodes": int(group["episodes"]),
+                         "successes": int(group["successes"]), "success_rate": round(float(group["success_rate"]), 4),
+                         "ci_low": round(float(group["ci_low"]), 4), "ci_high": round(float(group["ci_high"]), 4)})
+    return rows
+
+
+def publish_evaluation(report: EvaluateReport) -> None:
+    """Table: held-out success with 95% Wilson intervals by held-out kind and by difficulty band."""
+    create_table_artifact(evaluation_rows(report), key="evaluation-success",
+                          description=f"Held-out success of evaluation {report.evaluation} (iteration "
+                                      f"{report.iteration}; checkpoints {', '.join(report.policy_versions)}) "
+                                      "with 95% Wilson intervals, by held-out kind and difficulty band")
+
+
+def publish_night(summary: NightlySummary) -> None:
+    """A link to the night's HTML report and a markdown summary of its iterations."""
+    report = Path(summary.report)
+    create_link_artifact(report.as_uri(), link_text=report.name, key="nightly-report",
+                         description=f"HTML report of the lake at {summary.data_root}")
+    lines = [f"lake `{summary.data_root}`, warehouse `{summary.warehouse}`",
+             f"rows: {', '.join(f'{table} {count}' for table, count in summary.rows.items())}"]
+    if summary.baseline:
+        lines.append(f"untrained policy: held-out success {_rate(summary.baseline)}")
+    for done in summary.iterations:
+        success = "not judged" if done.rollout_success is None else f"{done.rollout_success:.3f}"
+        lines.append(f"iteration {done.iteration} ({done.kind}): {done.episodes} episodes, training-rollout success "
+                     f"{success}, {done.accepted_steps} accepted steps, checkpoint {done.checkpoint_id}, held-out "
+                     f"success {_rate(done.evaluation)}")
+    if not summary.iterations:
+        lines.append("no iteration run (checks, warehouse and report only)")
+    create_markdown_artifact(_markdown("Night", lines), key="nightly-summary", description="what the night did")
+
+
+def _rate(report: EvaluateReport) -> str:
+    low, high = report.interval
+    return f"{report.success_rate:.3f} (95% interval {low:.3f}-{high:.3f}, {report.episodes} episodes)"
+
+
+def progress_publisher(description: str) -> Callable[[Progress], None]:
+    """A progress artifact at 0%, and the callback that moves it to a rollout shard's share of episodes done.
+
+    The callback runs inside the shard's event loop, so it calls Prefect's synchronous client (`_sync`)
+    rather than returning a coroutine nobody awaits."""
+    artifact = create_progress_artifact(0.0, description=description)
+
+    def publish(progress: Progress) -> None:
+        update_progress_artifact(artifact, 100.0 * progress.done / max(progress.total, 1),
+                                 description=f"{description}: {progress}", _sync=True)
+
+    return publish
