@@ -11,12 +11,14 @@ import datetime as dt
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import annotated_types
-import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel
+
+if TYPE_CHECKING:  # frames come from callers; importing pandas here would slow every `webgym` start
+    import pandas as pd
 
 
 class SchemaError(ValueError):

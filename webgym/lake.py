@@ -37,10 +37,10 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import fsspec
-import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
@@ -48,13 +48,17 @@ import pyarrow.parquet as pq
 from schemas import TABLES, TableSchema, schema_for
 from webgym.config import project_path
 
+if TYPE_CHECKING:  # pyarrow converts to pandas itself; `webgym sql` starts faster without it
+    import pandas as pd
+
 log = logging.getLogger(__name__)
 
 SCHEMA_FILE = "_schema.parquet"
 MERGE_FANOUT = 8
 """Parts of one size tier (size within a factor MERGE_FANOUT) that the writer merges into one."""
-ROW_GROUP_ROWS = 65_536
-"""Rows per row group that merges and compaction write: memory stays bounded by one group."""
+ROW_GROUP_ROWS = 16_384
+"""Rows per row group of every part: reading, merging and compacting hold a few groups at a time
+(a step row with its elements and page text is a few kB, so a group is tens of MB decoded)."""
 
 
 def _stamp() -> str:
@@ -161,7 +165,7 @@ class Lake:
     @staticmethod
     def _parquet_bytes(table: pa.Table) -> bytes:
         buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="zstd")
+        pq.write_table(table, buffer, compression="zstd", row_group_size=ROW_GROUP_ROWS)
         return buffer.getvalue()
 
     # -- tables ----------------------------------------------------------------------------
