@@ -327,7 +327,7 @@ class Lake:
         intent = self._intent_path(name)
         self._put(intent, json.dumps({"output": output, "inputs": inputs}).encode())
         scan = ds.dataset(inputs, schema=schema, format="parquet", filesystem=self.fs).to_batches(
-            batch_size=ROW_GROUP_ROWS, batch_readahead=1, fragment_readahead=2)
+            batch_size=ROW_GROUP_ROWS, use_threads=False, batch_readahead=0, fragment_readahead=0)  # bounded memory
         self._put_batches(output, schema, scan)
         self._finish_compaction(intent)
         log.debug("merged %d parts of %s into %s", len(inputs), name, output)
