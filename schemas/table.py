@@ -11,10 +11,9 @@ import datetime as dt
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import annotated_types
-import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, field_validator
 
@@ -39,6 +38,9 @@ class Row(BaseModel):
     @classmethod
     def _valid_text(cls, value: Any) -> Any:
         return valid_text(value)
+
+if TYPE_CHECKING:  # frames come from callers; importing pandas here would slow every `webgym` start
+    import pandas as pd
 
 
 class SchemaError(ValueError):

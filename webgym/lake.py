@@ -8,6 +8,13 @@ Layout under the root (a path or an fsspec URL):
     blobs/<sha256>.png                screenshots, content-addressed, written once
     _compaction/<table>.json          intent of a compaction or replace in progress (finished by `recover`)
     _writer.lock                      held by the one writing command at a time (`writing`)
+    _locks/<table>.lock               held while a table's parts are merged, compacted or replaced
+
+Every write keeps the parts few (`merge`): once MERGE_FANOUT parts of one size tier exist they
+become one part of the next tier, so a table of N bytes has at most about
+MERGE_FANOUT * log_MERGE_FANOUT(N) parts and each row is rewritten about log_MERGE_FANOUT(N)
+times. Thousands of tiny parts would make every DuckDB view bind slowly (it reads each
+file's footer).
 
 Every file becomes visible in one step (temporary name, then rename; a single PUT on object
 stores), so a reader never sees a partial file and a killed writer leaves earlier data intact.
@@ -23,17 +30,18 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import fsspec
-import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
@@ -41,6 +49,9 @@ import pyarrow.parquet as pq
 from schemas import TABLES, TableSchema, schema_for
 from webgym.config import project_path
 from webgym.llm.secrets import known_secrets, redact_known
+
+if TYPE_CHECKING:  # pyarrow converts to pandas itself; `webgym sql` starts faster without it
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +61,11 @@ WRITER_LOCK = "_writer.lock"
 
 class LakeBusy(RuntimeError):
     """Another process holds the lake's writer lock; the message names it."""
+MERGE_FANOUT = 8
+"""Parts of one size tier (size within a factor MERGE_FANOUT) that the writer merges into one."""
+ROW_GROUP_ROWS = 16_384
+"""Rows per row group of every part: reading, merging and compacting hold a few groups at a time
+(a step row with its elements and page text is a few kB, so a group is tens of MB decoded)."""
 
 
 def _stamp() -> str:
@@ -99,12 +115,20 @@ class Lake:
             con.register_filesystem(self.fs)
         return con
 
+    def _local_dir(self, name: str) -> Path:
+        """A local directory for what object stores cannot hold: `_<name>` under a local root."""
+        if self.is_local:
+            return Path(self._path(f"_{name}"))
+        digest = hashlib.sha256(self.root.encode()).hexdigest()[:16]
+        return project_path(f".{name}") / digest
+
     def journal_dir(self) -> Path:
         """Local directory for streaming journals (object stores cannot append)."""
-        if self.is_local:
-            return Path(self._path("_journal"))
-        digest = hashlib.sha256(self.root.encode()).hexdigest()[:16]
-        return project_path(".journal") / digest
+        return self._local_dir("journal")
+
+    def _lock_path(self, name: str) -> Path:
+        """The lock a merge, compaction or replace of table `name` holds (one at a time per table)."""
+        return self._local_dir("locks") / f"{name}.lock"
 
     # -- atomic files ----------------------------------------------------------------------
     def _put(self, path: str, data: bytes) -> None:
@@ -120,10 +144,35 @@ class Lake:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
 
+    def _put_batches(self, path: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
+        """Make `path` appear, in one step like `_put`, as one Parquet file of `batches`, holding at
+        most one row group (ROW_GROUP_ROWS rows) in memory."""
+        if self.is_local:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            target = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
+            sink = open(target, "wb")
+        else:
+            target, sink = path, self.fs.open(path, "wb")  # an object store shows it when closed
+        with sink:
+            with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+                pending: list[pa.RecordBatch] = []
+                for batch in batches:
+                    pending.append(batch)
+                    if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS:
+                        writer.write_table(pa.Table.from_batches(pending, schema), row_group_size=ROW_GROUP_ROWS)
+                        pending = []
+                if pending:
+                    writer.write_table(pa.Table.from_batches(pending, schema), row_group_size=ROW_GROUP_ROWS)
+            if self.is_local:
+                sink.flush()
+                os.fsync(sink.fileno())
+        if self.is_local:
+            os.replace(target, path)
+
     @staticmethod
     def _parquet_bytes(table: pa.Table) -> bytes:
         buffer = io.BytesIO()
-        pq.write_table(table, buffer, compression="zstd")
+        pq.write_table(table, buffer, compression="zstd", row_group_size=ROW_GROUP_ROWS)
         return buffer.getvalue()
 
     # -- tables ----------------------------------------------------------------------------
@@ -133,7 +182,9 @@ class Lake:
         schema = self.ensure_table(name)
         secrets = known_secrets()
         if secrets:
-            text = [c for c in frame.columns if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])]
+            from pandas.api.types import is_string_dtype
+
+            text = [c for c in frame.columns if frame[c].dtype == object or is_string_dtype(frame[c])]
             frame = frame.assign(**{c: frame[c].map(lambda v: redact_known(v, secrets)) for c in text})
         return schema.to_arrow(frame)
 
@@ -158,14 +209,25 @@ class Lake:
         pattern = self._path(name, "part-*.parquet")
         return sorted(self.fs.glob(pattern))
 
+    def _part_sizes(self, name: str) -> dict[str, int]:
+        found = self.fs.glob(self._path(name, "part-*.parquet"), detail=True)
+        return {path: int(info["size"]) for path, info in found.items()}
+
     def write_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str | None:
         """Validate `frame` and append it as a new part; return the part's path (None if empty)."""
-        table = self.to_arrow(name, frame)
+        return self.write_arrow(name, self.to_arrow(name, frame), run_id)
+
+    def write_arrow(self, name: str, table: pa.Table, run_id: str = "run") -> str | None:
+        """Append an Arrow table already in the table's schema (as `write_table` makes it) as a new part."""
+        schema = self.ensure_table(name).arrow
+        if not table.schema.equals(schema):
+            table = table.cast(schema)
         if table.num_rows == 0:
             return None
         path = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
         self._put(path, self._parquet_bytes(table))
         log.debug("wrote %d rows to %s", table.num_rows, path)
+        self.merge(name)
         return path
 
     def replace_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str:
@@ -175,10 +237,12 @@ class Lake:
         self.recover(name)
         table = self.to_arrow(name, frame)
         output = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
-        intent = self._path("_compaction", f"{name}.json")
-        self._put(intent, json.dumps({"output": output, "inputs": self.parts(name)}).encode())
-        self._put(output, self._parquet_bytes(table))
-        self._finish_compaction(intent)
+        with _try_lock(self._lock_path(name), wait=True):
+            self._finish_intent(name)
+            intent = self._intent_path(name)
+            self._put(intent, json.dumps({"output": output, "inputs": self.parts(name)}).encode())
+            self._put(output, self._parquet_bytes(table))
+            self._finish_compaction(intent)
         return output
 
     def read_arrow(self, name: str, columns: list[str] | None = None,
@@ -271,26 +335,59 @@ class Lake:
         return int(rows), int(total)
 
     def compact(self, name: str, min_files: int = 2) -> CompactionResult:
-        """Merge a table's parts into one file without changing any row.
+        """Merge a table's parts into one file without changing any row, streaming row groups so
+        memory stays bounded whatever the table's size.
 
         The intent (inputs and output) is written first, so a compaction killed half-way is
         finished by `recover` instead of leaving duplicated rows behind.
         """
         self.recover(name)
-        schema = self.ensure_table(name)
-        parts = self.parts(name)
-        rows, checksum = self.checksum(name)
-        if len(parts) < min_files:
-            return CompactionResult(name, len(parts), len(parts), rows, rows, checksum, checksum)
-        output = self._path(name, f"part-{_stamp()}-compacted-{uuid.uuid4().hex[:6]}.parquet")
-        intent = self._path("_compaction", f"{name}.json")
-        self._put(intent, json.dumps({"output": output, "inputs": parts}).encode())
-        merged = ds.dataset(parts, schema=schema.arrow, format="parquet", filesystem=self.fs).to_table()
-        self._put(output, self._parquet_bytes(merged))
+        self.ensure_table(name)
+        with _try_lock(self._lock_path(name), wait=True):
+            self._finish_intent(name)
+            parts = self.parts(name)
+            rows, checksum = self.checksum(name)
+            if len(parts) < min_files:
+                return CompactionResult(name, len(parts), len(parts), rows, rows, checksum, checksum)
+            self._rewrite(name, parts, "compacted")
+            rows_after, checksum_after = self.checksum(name)
+            return CompactionResult(name, len(parts), len(self.parts(name)), rows, rows_after,
+                                    checksum, checksum_after)
+
+    def merge(self, name: str) -> int:
+        """Merge parts of the same size tier while a tier holds MERGE_FANOUT of them (the writers'
+        policy that keeps parts few); return parts removed. Skips when another writer is merging."""
+        removed = 0
+        with _try_lock(self._lock_path(name)) as locked:
+            if not locked:
+                return 0
+            self._finish_intent(name)
+            while group := _full_tier(self._part_sizes(name)):
+                self._rewrite(name, group, "merged")
+                removed += len(group) - 1
+        return removed
+
+    def _rewrite(self, name: str, inputs: list[str], label: str) -> str:
+        """Replace parts `inputs` by one part with their rows (caller holds the table's lock)."""
+        schema = schema_for(name).arrow
+        output = self._path(name, f"part-{_stamp()}-{label}-{uuid.uuid4().hex[:6]}.parquet")
+        intent = self._intent_path(name)
+        self._put(intent, json.dumps({"output": output, "inputs": inputs}).encode())
+        scan = ds.dataset(inputs, schema=schema, format="parquet", filesystem=self.fs).to_batches(
+            batch_size=ROW_GROUP_ROWS, use_threads=False, batch_readahead=0, fragment_readahead=0)  # bounded memory
+        self._put_batches(output, schema, scan)
         self._finish_compaction(intent)
-        rows_after, checksum_after = self.checksum(name)
-        return CompactionResult(name, len(parts), len(self.parts(name)), rows, rows_after,
-                                checksum, checksum_after)
+        log.debug("merged %d parts of %s into %s", len(inputs), name, output)
+        return output
+
+    def _intent_path(self, name: str) -> str:
+        return self._path("_compaction", f"{name}.json")
+
+    def _finish_intent(self, name: str) -> None:
+        """Finish what a killed merge, compaction or replace of `name` left (caller holds the lock)."""
+        intent = self._intent_path(name)
+        if self.fs.exists(intent):
+            self._finish_compaction(intent)
 
     def repair(self, name: str) -> int:
         """Remove rows whose key (the table's schema keys) repeats an earlier row's, keeping the first
@@ -320,13 +417,16 @@ class Lake:
                 if os.stat(tmp).st_mtime < cutoff:
                     os.remove(tmp)
         for intent in self.fs.glob(self._path("_compaction", "*.json")):
-            if name is None or intent.endswith(f"/{name}.json"):
-                self._finish_compaction(intent)
+            table = intent.rsplit("/", 1)[-1].removesuffix(".json")
+            if name in (None, table):
+                with _try_lock(self._lock_path(table)) as locked:  # held: that rewrite is alive
+                    if locked:
+                        self._finish_intent(table)
         committed = 0
         root = self.journal_dir()
         if root.exists():
             for writer_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-                with _try_lock(writer_dir) as locked:
+                with _try_lock(writer_dir / "lock") as locked:
                     if locked:
                         committed += _Journal(self, writer_dir).commit_all()
                         _remove_dir(writer_dir)
@@ -334,12 +434,12 @@ class Lake:
 
 
 @contextlib.contextmanager
-def _try_lock(directory: Path) -> Iterator[bool]:
-    """Hold the writer's lock if nobody alive holds it."""
-    directory.mkdir(parents=True, exist_ok=True)
-    with open(directory / "lock", "a") as handle:
+def _try_lock(path: Path, wait: bool = False) -> Iterator[bool]:
+    """Hold the lock file `path` if nobody alive holds it (or once they let go, with `wait`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             yield False
             return
@@ -347,6 +447,16 @@ def _try_lock(directory: Path) -> Iterator[bool]:
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _full_tier(sizes: dict[str, int]) -> list[str]:
+    """Parts of the smallest size tier (bytes within a factor MERGE_FANOUT) that holds
+    MERGE_FANOUT parts, oldest first; empty when no tier is full."""
+    tiers: dict[int, list[str]] = {}
+    for path, size in sizes.items():
+        tiers.setdefault(int(math.log(max(size, 1), MERGE_FANOUT)), []).append(path)
+    full = [sorted(paths) for _, paths in sorted(tiers.items()) if len(paths) >= MERGE_FANOUT]
+    return full[0] if full else []
 
 
 def _remove_dir(directory: Path) -> None:
@@ -379,7 +489,9 @@ class _Journal:
         """Write one part per table from every complete entry, then drop the entries.
 
         Part names depend only on the writer and the first entry, and entries are removed newest
-        first, so a commit interrupted anywhere and redone writes exactly the missing parts.
+        first, so a commit interrupted anywhere and redone writes exactly the missing parts. The
+        parts are written under their tables' locks together with a `<first>.committed` marker, so
+        a merge can take them only once a redo knows not to write them again.
         """
         seqs = self.entries()
         if not seqs:
@@ -390,19 +502,28 @@ class _Journal:
                 with pa.memory_map(str(path)) as source:
                     batches.setdefault(path.name.split(".")[1], []).append(pa.ipc.open_file(source).read_all())
         rows = 0
-        for name, tables in batches.items():
-            schema = self.lake.ensure_table(name)
-            part = self.lake._path(name, f"part-{self.dir.name}-{seqs[0]:08d}.parquet")
-            merged = pa.concat_tables([t.cast(schema.arrow) for t in tables])
-            if not self.lake.fs.exists(part):
-                self.lake._put(part, self.lake._parquet_bytes(merged))
-            rows += merged.num_rows
+        committed = self.dir / f"{seqs[0]:08d}.committed"
+        with contextlib.ExitStack() as locks:
+            for name in sorted(batches):
+                locks.enter_context(_try_lock(self.lake._lock_path(name), wait=True))
+            for name, tables in batches.items():
+                schema = self.lake.ensure_table(name)
+                part = self.lake._path(name, f"part-{self.dir.name}-{seqs[0]:08d}.parquet")
+                merged = pa.concat_tables([t.cast(schema.arrow) for t in tables])
+                if not committed.exists() and not self.lake.fs.exists(part):
+                    self.lake._put(part, self.lake._parquet_bytes(merged))
+                rows += merged.num_rows
+            with open(committed, "wb") as handle:
+                os.fsync(handle.fileno())
         for seq in reversed(seqs):
             (self.dir / f"{seq:08d}.ok").unlink()
             for path in self.dir.glob(f"{seq:08d}.*.arrow"):
                 path.unlink()
         for leftover in self.dir.glob("*.arrow"):  # entries whose marker never appeared
             leftover.unlink()
+        committed.unlink()
+        for name in batches:
+            self.lake.merge(name)
         return rows
 
 

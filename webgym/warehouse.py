@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pandas as pd
 
 from schemas import TABLES
 from schemas.values import DIFFICULTY_BANDS
 from webgym.config import JudgeConfig
 from webgym.lake import Lake
 from webgym.stats import WILSON_SQL
+
+if TYPE_CHECKING:  # DuckDB loads pandas when a result becomes a frame
+    import pandas as pd
 
 
 def band_sql(column: str) -> str:
@@ -271,4 +274,6 @@ def describe() -> pd.DataFrame:
     rows.append(("verdicts", "view", "The authoritative judgment per trajectory, and verdict_reason: which judge "
                                      "decided and why (fail closed on a judge error)."))
     rows += [(name, "view", doc) for name, (doc, _) in STATS_VIEWS.items()]
+    import pandas as pd
+
     return pd.DataFrame(rows, columns=["name", "kind", "description"])

@@ -24,9 +24,8 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import ValidationError
 
 from schemas.seed_tasks import SCHEMA, SeedTask
@@ -46,6 +45,9 @@ from stages.ingest.travelplanner import TRAVELPLANNER
 from stages.ingest.webarena import WEBARENA, WEBARENA_LITE
 from stages.ingest.webgym import WEBGYM
 from stages.ingest.webvoyager import PAE, WEBVOYAGER
+
+if TYPE_CHECKING:  # the CLI lists ADAPTERS at start-up; pandas loads when a stage runs
+    import pandas as pd
 
 ADAPTERS: dict[str, Adapter] = {a.name: a for a in (
     INSTA, PAE, AGENTSYNTH, BROWSECOMP, TRAVELPLANNER, MIND2WEB_LIVE, ONLINE_MIND2WEB, DEEPSHOP, MIND2WEB2,
@@ -281,6 +283,8 @@ def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadR
                 rows.append(row)
                 report.ingested += 1
                 report.revised += row["previous_revision"] is not None
+    import pandas as pd
+
     frame = pd.DataFrame(rows, columns=SCHEMA.columns) if rows else SCHEMA.empty_frame()
     return IngestResult(frame, reports)
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _NEXT_VALUE = re.compile(r"\S")
@@ -153,6 +151,8 @@ def _without_invalid_bytes(records: Iterator[tuple[Record | BadRecord, int]],
 
 
 def _parquet(name: str) -> Iterator[Record]:
+    import pyarrow.parquet as pq  # only for Parquet seed files: keeps `webgym` start-up light
+
     for index, row in enumerate(pq.ParquetFile(name).read().to_pylist(), start=1):
         yield Record(name, None, row, index)
 

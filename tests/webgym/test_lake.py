@@ -16,6 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import steps_frame, tasks_frame, trajectories_frame
+from webgym import lake as lake_module
+from webgym.lake import MERGE_FANOUT, Lake
 
 
 def test_round_trip_keeps_nested_values(lake):
@@ -69,6 +71,42 @@ def test_compaction_keeps_every_row(lake):
     assert result.rows_before == result.rows_after == 20
     assert result.checksum_before == result.checksum_after != 0
     assert lake.count("steps") == 20
+
+
+def test_compaction_streams_row_groups_and_keeps_rows_and_checksum(lake, monkeypatch):
+    monkeypatch.setattr(lake_module, "ROW_GROUP_ROWS", 6)  # several groups from a small table
+    for i in range(5):
+        lake.write_table("steps", steps_frame().assign(trajectory_id=lambda f, i=i: f["trajectory_id"] + f"-{i}"))
+    before = lake.checksum("steps")
+    result = lake.compact("steps", min_files=2)
+    assert (result.rows_before, result.checksum_before) == (result.rows_after, result.checksum_after) == before
+    (output,) = lake.parts("steps")
+    metadata = pq.ParquetFile(output).metadata
+    groups = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+    assert len(groups) > 1 and max(groups) <= 6 and sum(groups) == 20
+
+
+def _steps_of_run(i: int) -> pd.DataFrame:
+    return steps_frame().assign(trajectory_id=lambda f: f["trajectory_id"] + f"-{i}")
+
+
+def test_appends_keep_the_parts_of_a_table_few_and_every_row(lake, tmp_path):
+    for i in range(200):
+        lake.write_table("steps", _steps_of_run(i))
+    assert len(lake.parts("steps")) <= 2 * MERGE_FANOUT
+    reference = Lake(tmp_path / "reference")
+    reference.write_table("steps", pd.concat([_steps_of_run(i) for i in range(200)]))
+    assert lake.checksum("steps") == reference.checksum("steps")
+
+
+def test_a_streaming_writer_keeps_the_parts_few(lake):
+    with lake.stream("rollout", batch_rows=1) as writer:
+        for i in range(100):
+            one = trajectories_frame().iloc[[0]].assign(trajectory_id=f"r{i}")
+            writer.append({"trajectories": one, "steps": _steps_of_run(i).assign(trajectory_id=f"r{i}")})
+    assert len(lake.parts("trajectories")) <= 2 * MERGE_FANOUT and len(lake.parts("steps")) <= 2 * MERGE_FANOUT
+    assert sorted(lake.read_table("trajectories")["trajectory_id"]) == sorted(f"r{i}" for i in range(100))
+    assert lake.count("steps") == 400
 
 
 def test_compaction_below_threshold_does_nothing(lake):

@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-import httpx
 import typer
 
 from webgym.cli.common import config_of, config_path_of, console, err_console
@@ -90,6 +89,8 @@ def _stop(process: subprocess.Popen, grace_s: float = 20.0) -> None:
 @contextmanager
 def prefect_server(port: int, log: Path, startup_timeout_s: float = 120.0) -> Iterator[str]:
     """Run `prefect server start` on HOST:port until the block exits; yield its API URL once healthy."""
+    import httpx
+
     with socket.socket() as sock:  # else another server's health answer could pass for this one's
         try:
             sock.bind((HOST, port))

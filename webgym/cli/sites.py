@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from schemas.values import HORIZONS, difficulty_band
-from stages.decompose import decomposition_plan
 from webgym.cli.common import config_of, err_console
-from webgym.config import SitesConfig
-from webgym.sites.expr import SpecError
-from webgym.sites.search import SearchLimit
-from webgym.sites.site import Site, load_sites, search_paths
-from webgym.sites.tasks import export_tasks
-from webgym.sites.world import World, world_of
+
+if TYPE_CHECKING:  # the site machinery loads when a command runs, not for every `webgym` call
+    from webgym.config import SitesConfig
+    from webgym.sites.site import Site
+    from webgym.sites.world import World
 
 sites_app = typer.Typer(help="Synthetic verifiable websites: FSM specs served as real sites, with exact goals.",
                         no_args_is_help=True)
@@ -31,6 +29,9 @@ def _settings(ctx: typer.Context) -> SitesConfig:
 
 
 def _world(ctx: typer.Context) -> World:
+    from webgym.sites.expr import SpecError
+    from webgym.sites.world import world_of
+
     try:
         return world_of(_settings(ctx))
     except SpecError as error:
@@ -41,6 +42,9 @@ def _world(ctx: typer.Context) -> World:
 def _sites(ctx: typer.Context, names: list[str] | None = None, everything: bool = False) -> dict[str, Site]:
     """The named sites (hand-written, or generated sites of the world), every site of the world, or by
     default the hand-written sites of sites.specs_dir."""
+    from webgym.sites.expr import SpecError
+    from webgym.sites.site import load_sites
+
     if everything:
         return dict(_world(ctx).sites)
     settings = _settings(ctx)
@@ -95,6 +99,11 @@ def paths(
     subsets: Annotated[bool, typer.Option(help="Also the goals WebGym's decomposition makes (subsets of fact groups).")] = False,
 ) -> None:
     """Print the shortest oracle path of every goal of a site (each ends with the answer)."""
+    from stages.decompose import decomposition_plan
+    from webgym.sites.expr import SpecError
+    from webgym.sites.search import SearchLimit
+    from webgym.sites.site import search_paths
+
     loaded = _sites(ctx, [site])[site]
     search_paths([loaded], _settings(ctx).search_workers)
     for goal in loaded.spec.goals:
@@ -128,7 +137,10 @@ def verify(
 ) -> None:
     """Replay every oracle path of the sites in Chromium; the verifier must confirm every goal. Ends with a
     summary line; exit 1 on any mismatch."""
+    from webgym.sites.expr import SpecError
     from webgym.sites.replay import verify_sites
+    from webgym.sites.search import SearchLimit
+    from webgym.sites.site import search_paths
 
     settings = _settings(ctx)
     started = time.monotonic()
@@ -171,7 +183,10 @@ def export(
     """Write every goal as one JSON line: the file the `synthetic` ingest adapter reads."""
     from webgym.config import ConfigError
     from webgym.lake import Lake
-    from webgym.sites.tasks import llm_rephraser
+    from webgym.sites.expr import SpecError
+    from webgym.sites.search import SearchLimit
+    from webgym.sites.site import search_paths
+    from webgym.sites.tasks import export_tasks, llm_rephraser
 
     config = config_of(ctx)
     loaded = list(_sites(ctx, sites).values())

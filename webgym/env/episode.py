@@ -17,7 +17,7 @@ from webgym.config import EnvConfig
 from webgym.env.actions import Browsing, execute
 from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
 from webgym.env.egress import EgressProxy
-from webgym.env.observe import Observation, draw_marks, interactive_elements, page_text, screenshot
+from webgym.env.observe import Observation, draw_marks, page_state, screenshot
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
 log = logging.getLogger(__name__)
@@ -114,12 +114,13 @@ class Episode:
         elements: list[Element] | None = None
         text: str | None = None
         if self.config.observation == "set_of_marks":
-            elements = await interactive_elements(page)
-            text = await page_text(page)
-            png = draw_marks(png, elements)
+            elements, text, title = await page_state(page)
+            png = await asyncio.to_thread(draw_marks, png, elements)
             self.browsing.marks = {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
+        else:
+            title = await page.title()
         pages = self._context.pages
-        return Observation(url=page.url, title=await page.title(), tabs=[p.url for p in pages],
+        return Observation(url=page.url, title=title, tabs=[p.url for p in pages],
                            active_tab=pages.index(page), screenshot=png, elements=elements, page_text=text)
 
     async def act(self, actions: list[Action]) -> list[Action]:

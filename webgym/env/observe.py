@@ -53,6 +53,8 @@ INTERACTIVE_JS = """() => {
 }"""
 
 PAGE_TEXT_JS = "() => document.body ? document.body.innerText : ''"
+STATE_JS = f"() => ({{elements: ({INTERACTIVE_JS})(), text: ({PAGE_TEXT_JS})(), title: document.title}})"
+"""Elements, text and title in one round trip to the page (one state read per step)."""
 MAX_PAGE_TEXT = 20_000
 """Characters of page text kept per observation (a long article is cut, not dropped)."""
 
@@ -79,20 +81,19 @@ async def screenshot(page: Page, timeout_s: float) -> bytes:
     return await page.screenshot(type="png", timeout=timeout_s * 1000)
 
 
-async def interactive_elements(page: Page) -> list[Element]:
-    """Visible, topmost interactive elements, numbered from 1 in document order."""
-    found = await page.evaluate(INTERACTIVE_JS)
-    return [Element(mark=i, **item) for i, item in enumerate(found, 1)]
-
-
-async def page_text(page: Page) -> str:
-    """The page's rendered text, blank lines dropped, at most MAX_PAGE_TEXT characters."""
-    text = await page.evaluate(PAGE_TEXT_JS)
+def _lines(text: str) -> str:
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())[:MAX_PAGE_TEXT]
 
 
+async def page_state(page: Page) -> tuple[list[Element], str, str]:
+    """(interactive elements, page text, title) of a page, read in one round trip."""
+    state = await page.evaluate(STATE_JS)
+    return [Element(mark=i, **item) for i, item in enumerate(state["elements"], 1)], _lines(state["text"]), state["title"]
+
+
 def draw_marks(png: bytes, elements: list[Element]) -> bytes:
-    """The screenshot with each element boxed and numbered."""
+    """The screenshot with each element boxed and numbered (CPU work: callers on an event loop run it
+    in a thread, where Pillow's decode and encode release the GIL)."""
     image = Image.open(io.BytesIO(png)).convert("RGB")
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default(size=13)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from tests.fixture_site import run_in_browser, url_of
 from webgym.config import EnvConfig
 from webgym.env.episode import Episode
-from webgym.env.observe import interactive_elements, page_text
+from webgym.env.observe import page_state
 from webgym.env.safety import UrlPolicy
 
 PAGE = """<html><body style="margin:0; font: 16px sans-serif">
@@ -32,7 +32,7 @@ def test_fields_options_and_wrapped_links_as_the_scorer_needs_them():
     async def scenario(browser):
         page = await browser.new_page()
         await page.set_content(PAGE)
-        found = {e.text: e for e in await interactive_elements(page)}
+        found = {e.text: e for e in (await page_state(page))[0]}
         search, go = found["mug"], found["Go"]
         assert (search.form, search.label, search.value, go.form, go.role) == (0, "Search", "mug", 0, "submit")
         name, city = found["e.g. Jane Doe"], found["York"]
@@ -48,7 +48,7 @@ def test_fields_options_and_wrapped_links_as_the_scorer_needs_them():
         hit = await page.evaluate("([x, y]) => document.elementFromPoint(x, y).tagName",
                                   [link.x + link.width / 2, link.y + link.height / 2])
         assert hit == "A"  # the centre of its first line, not of the wrapped block
-        assert (await page_text(page)).splitlines()[-2:] == ["Price", "$45.00"]
+        assert (await page_state(page))[1].splitlines()[-2:] == ["Price", "$45.00"]
 
     run_in_browser(scenario)
 
