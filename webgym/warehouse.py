@@ -101,19 +101,20 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
               FROM trajectories tr JOIN verdicts v USING (trajectory_id) LEFT JOIN tasks t USING (task_id)
               GROUP BY ALL)
         ORDER BY iteration, purpose, difficulty_band"""),
-    "eval_success_by_band": ("Held-out evaluation success per evaluation, iteration, checkpoint, held-out kind "
+    "eval_success_by_band": ("Evaluation success per evaluation, split (test: held out; validation: promotion "
+                             "checks), iteration, checkpoint, held-out kind "
                              "(family: unseen site family; site: unseen site) and band, with its 95% Wilson "
                              "interval.", """
         SELECT *, wilson_low(successes, episodes) AS ci_low, wilson_high(successes, episodes) AS ci_high
-        FROM (SELECT evaluation, iteration, checkpoint, held_out, difficulty_band, count(*) AS episodes,
+        FROM (SELECT evaluation, split, iteration, checkpoint, held_out, difficulty_band, count(*) AS episodes,
                      sum(success::INT)::BIGINT AS successes, avg(success::INT) AS success_rate
               FROM evals GROUP BY ALL)
         ORDER BY ALL"""),
-    "eval_success": ("Evaluation success per evaluation (same tasks and settings: compare only within one), "
+    "eval_success": ("Evaluation success per evaluation (same tasks and settings: compare only within one), split, "
                      "iteration, checkpoint and held-out kind, all bands together, with its 95% Wilson "
                      "interval.", """
         SELECT *, wilson_low(successes, episodes) AS ci_low, wilson_high(successes, episodes) AS ci_high
-        FROM (SELECT evaluation, iteration, checkpoint, held_out, count(*) AS episodes,
+        FROM (SELECT evaluation, split, iteration, checkpoint, held_out, count(*) AS episodes,
                      sum(success::INT)::BIGINT AS successes, avg(success::INT) AS success_rate
               FROM evals GROUP BY ALL)
         ORDER BY ALL"""),

@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from stages.evaluate import EvaluateReport
 
 NIGHTLY_QUERIES = (
-    "SELECT iteration, checkpoint, held_out, episodes, success_rate, ci_low, ci_high FROM eval_success",
+    "SELECT iteration, checkpoint, held_out, episodes, success_rate, ci_low, ci_high FROM eval_success "
+    "WHERE split = 'test'",
     "SELECT iteration, difficulty_band, trajectories, success_rate, ci_low, ci_high FROM success_by_band "
     "WHERE purpose = 'train'",
     "SELECT t.website, count(*) AS episodes, avg(v.success::INT) AS success FROM trajectories tr "

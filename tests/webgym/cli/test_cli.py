@@ -86,7 +86,7 @@ def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_p
     out = " ".join(done.stdout.split())
     assert "nightly finished" in out and "all data-quality suites passed" in out
     assert (tmp_path / "w.duckdb").exists() and (tmp_path / "reports" / "report.html").exists()
-    assert 'FROM eval_success"' in out and Lake(tmp_path / "data").count("tasks") > 200
+    assert "FROM eval_success WHERE split = 'test'\"" in out and Lake(tmp_path / "data").count("tasks") > 200
 
 
 def _lake_files(lake) -> dict[str, bytes]:
