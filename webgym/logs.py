@@ -9,6 +9,7 @@ not a terminal), so a log written to a file can be searched line by line.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TextIO
 
 PROJECT_LOGGERS = ("webgym", "stages", "flows")
@@ -36,10 +37,26 @@ def _quiet_prefect(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.WARNING or not record.name.startswith("prefect")
 
 
-def terminal_handler(stream: TextIO, verbose: bool = False) -> logging.Handler:
-    """One plain line per record on `stream` (time, level, logger, message); Prefect's INFO lines only
+class _StderrHandler(logging.StreamHandler):
+    """Writes to sys.stderr as it is when a record comes, not as it was when the handler was made: a
+    caller that swaps stderr for a while (click's test runner) may close the one it lent."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        """The stream is always the current sys.stderr."""
+
+
+def terminal_handler(verbose: bool = False) -> logging.Handler:
+    """One plain line per record on stderr (time, level, logger, message); Prefect's INFO lines only
     when verbose."""
-    handler = logging.StreamHandler(stream)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
     if not verbose:
         handler.addFilter(_quiet_prefect)

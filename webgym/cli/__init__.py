@@ -68,7 +68,7 @@ def main(
     verbose: Annotated[bool, typer.Option(
         "--verbose", "-v", help="Debug lines of the pipeline, Prefect's run lines and full tracebacks.")] = False,
 ) -> None:
-    handler = terminal_handler(sys.stderr, verbose)
+    handler = terminal_handler(verbose)
     if not verbose:
         handler.addFilter(_without_setting_errors)
     logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
