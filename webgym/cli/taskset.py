@@ -180,13 +180,13 @@ def build(
 
     try:
         replaced(config_of(ctx).taskset.stale, handle=stale, as_of=as_of)  # a bad value fails before Prefect starts
-        report = build_taskset(inputs=_absolute(inputs) or None, source=source, column_map=_mapping(column_map or []),
-                               test_websites=test_websites, stale=stale, as_of=as_of, config_path=config_path_of(ctx),
-                               data_dir=config_of(ctx).lake.data_dir, encoding=encoding,
-                               root=_absolute([root])[0] if root else os.getcwd())
     except ConfigError as error:
         err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
+    report = build_taskset(inputs=_absolute(inputs) or None, source=source, column_map=_mapping(column_map or []),
+                           test_websites=test_websites, stale=stale, as_of=as_of, config_path=config_path_of(ctx),
+                           data_dir=config_of(ctx).lake.data_dir, encoding=encoding,
+                           root=_absolute([root])[0] if root else os.getcwd())
     console.print(f"task set built: {report.ingested} seed task(s) ingested ({report.already_ingested} already "
                   f"there), {report.duplicates} new duplicate(s), {report.annotated} annotated ({report.asked_llm} "
                   f"with the LLM: {report.llm}), {report.decomposed} decomposed "
