@@ -101,9 +101,8 @@ def seed_points(lake: Lake) -> pd.DataFrame:
 
 def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:
     """Success of the training rollouts per iteration (sampled, on training tasks)."""
-    frame = query(lake, "SELECT iteration, sum(trajectories)::BIGINT AS n, sum(successes)::BIGINT AS k "
-                        "FROM success_by_band WHERE purpose = 'train' GROUP BY iteration ORDER BY iteration",
-                  load_config(config_path).judge)
+    frame = query(lake, "SELECT iteration, trajectories AS n, successes AS k FROM rollout_success "
+                        "WHERE purpose = 'train' ORDER BY iteration", load_config(config_path).judge)
     return [{"iteration": int(r.iteration), **rate(int(r.k), int(r.n))} for r in frame.itertuples()]
 
 
