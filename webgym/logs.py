@@ -37,9 +37,12 @@ def _quiet_prefect(record: logging.LogRecord) -> bool:
     return record.levelno >= logging.WARNING or not record.name.startswith("prefect")
 
 
-class _StderrHandler(logging.StreamHandler):
+class StderrHandler(logging.StreamHandler):
     """Writes to sys.stderr as it is when a record comes, not as it was when the handler was made: a
-    caller that swaps stderr for a while (click's test runner) may close the one it lent."""
+    caller that swaps stderr for a while (click's test runner) may close the one it lent.
+
+    Its name must not start with "_": Prefect's logging set-up (at its import, after the CLI has set
+    this handler) keeps the root's handlers only when it takes them for the user's, by that name."""
 
     def __init__(self) -> None:
         super().__init__(sys.stderr)
@@ -56,7 +59,7 @@ class _StderrHandler(logging.StreamHandler):
 def terminal_handler(verbose: bool = False) -> logging.Handler:
     """One plain line per record on stderr (time, level, logger, message); Prefect's INFO lines only
     when verbose."""
-    handler = _StderrHandler()
+    handler = StderrHandler()
     handler.setFormatter(logging.Formatter(FORMAT, datefmt="%H:%M:%S"))
     if not verbose:
         handler.addFilter(_quiet_prefect)
