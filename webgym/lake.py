@@ -219,9 +219,7 @@ class Lake:
 
     def write_arrow(self, name: str, table: pa.Table, run_id: str = "run") -> str | None:
         """Append an Arrow table already in the table's schema (as `write_table` makes it) as a new part."""
-        schema = self.ensure_table(name).arrow
-        if not table.schema.equals(schema):
-            table = table.cast(schema)
+        table = conformed(table, self.ensure_table(name).arrow)
         if table.num_rows == 0:
             return None
         path = self._path(name, f"part-{_stamp()}-{_safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
@@ -433,6 +431,19 @@ class Lake:
         return committed
 
 
+def conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` in `schema`: columns in its order, and a column the schema gained since the rows were
+    written (a journal a killed writer of an older release left) null, so upgrading never strands rows."""
+    if table.schema.equals(schema):
+        return table
+    missing = [f.name for f in schema if f.name not in table.column_names]
+    required = [name for name in missing if not schema.field(name).nullable]
+    if required:
+        raise ValueError(f"rows lack the required column(s) {', '.join(required)} of their table")
+    columns = [table[f.name] if f.name in table.column_names else pa.nulls(table.num_rows, f.type) for f in schema]
+    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
+
+
 @contextlib.contextmanager
 def _try_lock(path: Path, wait: bool = False) -> Iterator[bool]:
     """Hold the lock file `path` if nobody alive holds it (or once they let go, with `wait`)."""
@@ -509,7 +520,7 @@ class _Journal:
             for name, tables in batches.items():
                 schema = self.lake.ensure_table(name)
                 part = self.lake._path(name, f"part-{self.dir.name}-{seqs[0]:08d}.parquet")
-                merged = pa.concat_tables([t.cast(schema.arrow) for t in tables])
+                merged = pa.concat_tables([conformed(t, schema.arrow) for t in tables])
                 if not committed.exists() and not self.lake.fs.exists(part):
                     self.lake._put(part, self.lake._parquet_bytes(merged))
                 rows += merged.num_rows

@@ -139,6 +139,19 @@ def test_stream_writer_commits_in_batches_and_on_exit(lake):
     assert not any(lake.journal_dir().iterdir())
 
 
+def test_a_journal_left_by_an_older_release_is_committed_with_its_new_columns_null(lake):
+    """A writer of the previous release killed mid-rollout left steps without the columns this release
+    added; recovery commits them instead of failing every later rollout on the lake."""
+    old = lake.to_arrow("steps", steps_frame()).drop_columns(["token_ids", "token_logprobs"])
+    writer_dir = lake.journal_dir() / "old-release-writer"
+    writer_dir.mkdir(parents=True)
+    lake_module._Journal(lake, writer_dir).add(0, {"steps": old})
+    assert lake.recover() == len(old)
+    back = lake.read_table("steps")
+    assert len(back) == len(old) and back["token_ids"].isna().all()
+    assert sorted(back["screenshot_sha256"]) == sorted(old["screenshot_sha256"].to_pylist())
+
+
 def _spawn(code: str, data: str) -> subprocess.Popen:
     script = textwrap.dedent(code)
     return subprocess.Popen([sys.executable, "-c", script, data], stdout=subprocess.PIPE, text=True)
