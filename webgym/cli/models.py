@@ -1,4 +1,4 @@
-"""`webgym models ...`: make a tiny checkpoint, check that a checkpoint directory loads and is servable."""
+"""`webgym models ...`: make a tiny or small checkpoint, check that a checkpoint directory loads and is servable."""
 
 from __future__ import annotations
 
@@ -31,6 +31,25 @@ def tiny(
         err_console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
     console.print(f"tiny {family} checkpoint written to {written}")
+
+
+@models_app.command("small")
+def small(
+    path: Annotated[Path, typer.Argument(help="New checkpoint directory.")],
+    family: Annotated[str, typer.Option(help="qwen3_vl, qwen2_5_vl or qwen2_vl.")] = "qwen3_vl",
+    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
+) -> None:
+    """Write a small randomly initialised Qwen-VL (~2.4 M parameters, a tokenizer trained on the agent's prompts
+    and the synthetic sites' tasks) that learns on CPU: benchmarks/vlm_path.py trains it through the pipeline."""
+    from webgym.checkpoints import CheckpointError
+    from webgym.models.tiny import write_tiny_checkpoint
+
+    try:
+        written = write_tiny_checkpoint(path, family, seed, size="small")
+    except CheckpointError as error:
+        err_console.print(f"[red]{error}[/red]")
+        raise typer.Exit(2) from None
+    console.print(f"small {family} checkpoint written to {written}")
 
 
 @models_app.command("check")
