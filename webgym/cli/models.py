@@ -15,41 +15,34 @@ SERVING_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tok
 """What `vllm serve DIR` reads besides the weights and the chat template."""
 
 
-@models_app.command("tiny")
-def tiny(
-    path: Annotated[Path, typer.Argument(help="New checkpoint directory.")],
-    family: Annotated[str, typer.Option(help="qwen3_vl, qwen2_5_vl or qwen2_vl.")] = "qwen3_vl",
-    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
-) -> None:
-    """Write a tiny randomly initialised model of a real Qwen-VL class (for trying the pipeline offline)."""
+def _write(path: Path, family: str, seed: int, size: str) -> None:
     from webgym.checkpoints import CheckpointError
     from webgym.models.tiny import write_tiny_checkpoint
 
     try:
-        written = write_tiny_checkpoint(path, family, seed)
+        written = write_tiny_checkpoint(path, family, seed, size=size)
     except CheckpointError as error:
         err_console.print(f"[red]{error}[/red]")
         raise typer.Exit(2) from None
-    console.print(f"tiny {family} checkpoint written to {written}")
+    console.print(f"{size} {family} checkpoint written to {written}")
+
+
+PathArgument = Annotated[Path, typer.Argument(help="New checkpoint directory.")]
+FamilyOption = Annotated[str, typer.Option(help="qwen3_vl, qwen2_5_vl or qwen2_vl.")]
+SeedOption = Annotated[int, typer.Option(help="Seed of the random weights.")]
+
+
+@models_app.command("tiny")
+def tiny(path: PathArgument, family: FamilyOption = "qwen3_vl", seed: SeedOption = 0) -> None:
+    """Write a tiny randomly initialised model of a real Qwen-VL class (for trying the pipeline offline)."""
+    _write(path, family, seed, "tiny")
 
 
 @models_app.command("small")
-def small(
-    path: Annotated[Path, typer.Argument(help="New checkpoint directory.")],
-    family: Annotated[str, typer.Option(help="qwen3_vl, qwen2_5_vl or qwen2_vl.")] = "qwen3_vl",
-    seed: Annotated[int, typer.Option(help="Seed of the random weights.")] = 0,
-) -> None:
+def small(path: PathArgument, family: FamilyOption = "qwen3_vl", seed: SeedOption = 0) -> None:
     """Write a small randomly initialised Qwen-VL (~2.4 M parameters, a tokenizer trained on the agent's prompts
     and the synthetic sites' tasks) that learns on CPU: benchmarks/vlm_path.py trains it through the pipeline."""
-    from webgym.checkpoints import CheckpointError
-    from webgym.models.tiny import write_tiny_checkpoint
-
-    try:
-        written = write_tiny_checkpoint(path, family, seed, size="small")
-    except CheckpointError as error:
-        err_console.print(f"[red]{error}[/red]")
-        raise typer.Exit(2) from None
-    console.print(f"small {family} checkpoint written to {written}")
+    _write(path, family, seed, "small")
 
 
 @models_app.command("check")
