@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import annotated_types
-import pyarrow as pa
 from pydantic import BaseModel, field_validator
 
 
@@ -41,6 +40,7 @@ class Row(BaseModel):
 
 if TYPE_CHECKING:  # frames come from callers; importing pandas here would slow every `webgym` start
     import pandas as pd
+    import pyarrow as pa
 
 
 class SchemaError(ValueError):
@@ -59,6 +59,8 @@ def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:
 
 def arrow_type(annotation: Any) -> pa.DataType:
     """Arrow type for a (non-optional) Python annotation used in a row model."""
+    import pyarrow as pa  # here, not at import: `webgym --help` and `webgym sql` start without Arrow
+
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return arrow_type(typing.get_args(annotation)[0])
@@ -81,6 +83,8 @@ def arrow_type(annotation: Any) -> pa.DataType:
 
 
 def arrow_field(name: str, info: Any) -> pa.Field:
+    import pyarrow as pa
+
     annotation, nullable = _unwrap_optional(info.annotation)
     metadata = {"doc": info.description} if info.description else None
     return pa.field(name, arrow_type(annotation), nullable=nullable, metadata=metadata)
@@ -99,6 +103,8 @@ class TableSchema:
 
     @property
     def arrow(self) -> pa.Schema:
+        import pyarrow as pa
+
         return pa.schema([arrow_field(n, i) for n, i in self.row.model_fields.items()],
                          metadata={"table": self.name, "doc": self.description})
 
@@ -132,6 +138,8 @@ class TableSchema:
         Missing nullable columns are filled with nulls; missing required columns, unknown
         columns, uncastable values and nulls in required columns are refused.
         """
+        import pyarrow as pa
+
         schema = self.arrow
         unknown = [c for c in frame.columns if c not in schema.names]
         if unknown:
@@ -155,6 +163,8 @@ class TableSchema:
         return pa.Table.from_arrays(arrays, schema=schema)
 
     def _column(self, frame: pd.DataFrame, f: pa.Field) -> pa.Array:
+        import pyarrow as pa
+
         values = frame[f.name]
         if values.isna().all():  # e.g. a column a stage left out of its row dicts: NaN floats, whatever its type
             return pa.nulls(len(values), type=f.type)

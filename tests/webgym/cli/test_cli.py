@@ -33,6 +33,17 @@ def test_every_subcommand_has_help(command):
     assert "Usage" in result.output
 
 
+def test_help_starts_without_arrow_pandas_or_the_runtime():
+    """`webgym --help` is what a new user types first: it loads the commands, not the data libraries."""
+    probe = ("import runpy, sys; sys.argv = ['webgym', '--help']\n"
+             "try: runpy.run_module('webgym.cli', run_name='__main__')\n"
+             "except SystemExit: pass\n"
+             "print('MODULES', ' '.join(sorted(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    loaded = set(done.stdout.split("MODULES", 1)[1].split())
+    assert not {"pyarrow", "pandas", "numpy", "duckdb", "playwright", "torch", "prefect"} & loaded
+
+
 def test_sql_prints_a_table_csv_and_json(lake):
     lake.write_table("tasks", tasks_frame())
     table = _webgym(lake, "sql", "SELECT source, tasks FROM tasks_by_source")
