@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import sys
 import threading
 import uuid
 from collections import OrderedDict
@@ -75,6 +76,20 @@ class Sessions:
             return session
 
 
+class _Server(ThreadingHTTPServer):
+    """A request that fails is logged, not printed: the standard server writes a traceback between
+    rows of dashes to whatever stderr is at that moment (a rollout's terminal, another command's output).
+    A browser dropping a connection is routine, so that is a debug line."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: tuple[str, int]) -> None:
+        error = sys.exc_info()[1]
+        level = logging.DEBUG if isinstance(error, ConnectionError) else logging.WARNING
+        log.log(level, "site server: request from %s failed: %r", client_address[0], error,
+                exc_info=level == logging.WARNING)
+
+
 class SiteServer:
     """Serves the given sites; use as a context manager or call start()/stop()."""
 
@@ -85,8 +100,7 @@ class SiteServer:
         self.sessions = Sessions()
         self.secret = secrets.token_urlsafe(32)
         """What the harness sends in HARNESS_HEADER; made per server, never given to a browser."""
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd = _Server((host, port), _handler(self))
         self._thread: threading.Thread | None = None
 
     @property

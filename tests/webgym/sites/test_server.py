@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import struct
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -93,3 +96,17 @@ def test_harness_endpoints_answer_only_the_secret(served):
                 assert (response.status_code, response.text) == (404, "Not Found"), (method, path, headers)
         assert harness.get("/__webgym/state", headers=session).json()["state"]["query"] == "mug"
         assert harness.get("/__webgym/other").status_code == 404
+
+
+def test_a_browser_dropping_its_connection_prints_nothing(served, capsys):
+    """A reset mid-request is routine in rollouts: it must not print a traceback into the terminal or
+    into another command's output."""
+    for _ in range(3):
+        raw = socket.create_connection((served.host, served.port))
+        raw.sendall(b"GET / HTTP/1.1\r\nHost: mini.test\r\n")
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        raw.close()
+    time.sleep(0.5)
+    with client(served) as browser:
+        assert browser.get("/").status_code == 200
+    assert capsys.readouterr().err == ""
