@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import socket
 import sys
 import tempfile
 import time
@@ -45,17 +44,12 @@ import pandas as pd  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 
 from schemas.tasks import Task  # noqa: E402
+from webgym.cli.serve import free_port  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.stats import wilson_interval  # noqa: E402
 
 WEBGYM_SERVE = "{python} -m webgym.cli serve --checkpoint {checkpoint} --port {port} --served-model-name {name}"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def write_profile(out: Path, base: Path, args: argparse.Namespace) -> Path:

@@ -439,7 +439,8 @@ def conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
     missing = [f.name for f in schema if f.name not in table.column_names]
     required = [name for name in missing if not schema.field(name).nullable]
     if required:
-        raise ValueError(f"rows lack the required column(s) {', '.join(required)} of their table")
+        table_name = (schema.metadata or {}).get(b"table", b"?").decode()
+        raise ValueError(f"rows for table {table_name} lack its required column(s) {', '.join(required)}")
     columns = [table[f.name] if f.name in table.column_names else pa.nulls(table.num_rows, f.type) for f in schema]
     return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
 

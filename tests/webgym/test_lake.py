@@ -152,6 +152,13 @@ def test_a_journal_left_by_an_older_release_is_committed_with_its_new_columns_nu
     assert sorted(back["screenshot_sha256"]) == sorted(old["screenshot_sha256"].to_pylist())
 
 
+def test_rows_without_a_required_column_are_refused_naming_the_table_and_column(lake):
+    rows = lake.to_arrow("steps", steps_frame()).drop_columns(["trajectory_id"])
+    with pytest.raises(ValueError, match="table steps lack its required column.s. trajectory_id"):
+        lake.write_arrow("steps", rows)
+    assert lake.count("steps") == 0
+
+
 def _spawn(code: str, data: str) -> subprocess.Popen:
     script = textwrap.dedent(code)
     return subprocess.Popen([sys.executable, "-c", script, data], stdout=subprocess.PIPE, text=True)
