@@ -42,16 +42,15 @@ from typing import TYPE_CHECKING
 
 import duckdb
 import fsspec
-import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
 from schemas import TABLES, TableSchema, schema_for
 from webgym.config import project_path
 from webgym.llm.secrets import known_secrets, redact_known
 
-if TYPE_CHECKING:  # pyarrow converts to pandas itself; `webgym sql` starts faster without it
+if TYPE_CHECKING:  # Arrow is imported where rows are read or written: `webgym sql` starts without it
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.dataset as ds
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +146,9 @@ class Lake:
     def _put_batches(self, path: str, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
         """Make `path` appear, in one step like `_put`, as one Parquet file of `batches`, holding at
         most one row group (ROW_GROUP_ROWS rows) in memory."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         if self.is_local:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             target = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex[:8]}.tmp")
@@ -171,6 +173,8 @@ class Lake:
 
     @staticmethod
     def _parquet_bytes(table: pa.Table) -> bytes:
+        import pyarrow.parquet as pq
+
         buffer = io.BytesIO()
         pq.write_table(table, buffer, compression="zstd", row_group_size=ROW_GROUP_ROWS)
         return buffer.getvalue()
@@ -190,6 +194,8 @@ class Lake:
 
     def ensure_table(self, name: str) -> TableSchema:
         """Create the table's folder and schema file, refreshing the file when the schema changed."""
+        import pyarrow.parquet as pq
+
         schema = schema_for(name)
         path = self._path(name, SCHEMA_FILE)
         if self.fs.exists(path):
@@ -199,10 +205,24 @@ class Lake:
         self._put(path, self._parquet_bytes(schema.arrow.empty_table()))
         return schema
 
-    def init(self) -> None:
-        """Create every table of the data model (idempotent)."""
-        for name in TABLES:
-            self.ensure_table(name)
+    def init(self, con: duckdb.DuckDBPyConnection | None = None) -> None:
+        """Give every table of the data model a schema file, so views over the lake bind (idempotent).
+
+        A file that is missing or lacks a column of the current schema is rewritten (`ensure_table`).
+        The check reads the footers with DuckDB (`con`, one of `connect_duckdb`'s, or a new one), so a
+        command that only reads (`webgym sql`) imports no Arrow on a current lake; writers still refresh
+        a changed column type when they write.
+        """
+        files = {self._as_url(self._path(name, SCHEMA_FILE)): name for name in TABLES}
+        found = [url for url in files if self.fs.exists(url)]
+        columns: dict[str, set[str]] = {name: set() for name in TABLES}
+        if found:
+            with contextlib.nullcontext(con) if con is not None else self.connect_duckdb() as reader:
+                for url, column in reader.execute("SELECT file_name, name FROM parquet_schema(?)", [found]).fetchall():
+                    columns[files[url]].add(column)
+        for name, present in columns.items():
+            if not set(schema_for(name).columns) <= present:
+                self.ensure_table(name)
 
     def parts(self, name: str) -> list[str]:
         """Committed part files of a table, oldest first."""
@@ -246,6 +266,8 @@ class Lake:
     def read_arrow(self, name: str, columns: list[str] | None = None,
                    filter: ds.Expression | None = None) -> pa.Table:
         """All committed rows of a table as Arrow, typed by the current schema."""
+        import pyarrow.dataset as ds
+
         schema = schema_for(name)
         parts = self.parts(name)
         if not parts:
@@ -260,6 +282,8 @@ class Lake:
         return self.read_arrow(name, columns, filter).to_pandas(maps_as_pydicts="strict")
 
     def count(self, name: str) -> int:
+        import pyarrow.dataset as ds
+
         parts = self.parts(name)
         if not parts:
             return 0
@@ -367,6 +391,8 @@ class Lake:
 
     def _rewrite(self, name: str, inputs: list[str], label: str) -> str:
         """Replace parts `inputs` by one part with their rows (caller holds the table's lock)."""
+        import pyarrow.dataset as ds
+
         schema = schema_for(name).arrow
         output = self._path(name, f"part-{_stamp()}-{label}-{uuid.uuid4().hex[:6]}.parquet")
         intent = self._intent_path(name)
@@ -434,6 +460,8 @@ class Lake:
 def conformed(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """`table` in `schema`: columns in its order, and a column the schema gained since the rows were
     written (a journal a killed writer of an older release left) null, so upgrading never strands rows."""
+    import pyarrow as pa
+
     if table.schema.equals(schema):
         return table
     missing = [f.name for f in schema if f.name not in table.column_names]
@@ -487,6 +515,8 @@ class _Journal:
         return sorted(int(p.name.split(".")[0]) for p in self.dir.glob("*.ok"))
 
     def add(self, seq: int, tables: dict[str, pa.Table]) -> None:
+        import pyarrow as pa
+
         for name, table in tables.items():
             path = self.dir / f"{seq:08d}.{name}.arrow"
             with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
@@ -505,6 +535,8 @@ class _Journal:
         parts are written under their tables' locks together with a `<first>.committed` marker, so
         a merge can take them only once a redo knows not to write them again.
         """
+        import pyarrow as pa
+
         seqs = self.entries()
         if not seqs:
             return 0

@@ -8,6 +8,7 @@ rebuild. `connect` gives an in-memory database (never blocked by a writer, never
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -210,10 +211,9 @@ def view_statements(lake: Lake, judge: JudgeConfig | None = None) -> list[str]:
 
 def connect(lake: Lake, judge: JudgeConfig | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with every view over the lake."""
-    lake.init()
     con = lake.connect_duckdb()
-    for statement in view_statements(lake, judge):
-        con.execute(statement)
+    lake.init(con)
+    con.execute(";\n".join(view_statements(lake, judge)))  # one call: DuckDB binds them back to back
     return con
 
 
@@ -227,7 +227,15 @@ class ReadOnlyError(ValueError):
     """A statement that read-only SQL refuses; the message names its kind and what runs instead."""
 
 
-def read_only_query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Rows:
+    """A result as plain Python values, so printing it needs no pandas."""
+
+    columns: list[str]
+    rows: list[tuple]
+
+
+def read_only_query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> Rows:
     """Run one SELECT (also WITH, FROM-first, DESCRIBE, SHOW, SUMMARIZE) against the lake's views, unable to
     change anything. Two walls: every other statement kind (COPY, ATTACH, INSTALL/LOAD, EXPORT, CREATE,
     INSERT, UPDATE, DELETE, SET, PRAGMA, CALL, ...) is refused by its parsed type before anything runs; and
@@ -246,7 +254,8 @@ def read_only_query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> p
             con.execute(f"SET allowed_directories = ['{folder.replace(chr(39), chr(39) * 2)}']")
             con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-        return con.execute(sql).df()
+        result = con.execute(sql)
+        return Rows([column[0] for column in result.description], result.fetchall())
 
 
 STORAGE_VERSION = "v1.0.0"

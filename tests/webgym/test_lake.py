@@ -52,6 +52,20 @@ def test_old_parts_without_a_new_column_read_as_null(lake):
     assert frame["website"].tolist() == ["a.test"] and frame["trajectory_id"].isna().all()
 
 
+def test_init_gives_views_every_table_and_column_of_an_older_lake(lake):
+    """A lake an older release made lacks this release's tables and columns: init adds them, so every view
+    of `webgym sql` binds with every column of the data model."""
+    old = pa.schema([f for f in lake.ensure_table("blocklist").arrow if f.name != "trajectory_id"])
+    pq.write_table(old.empty_table(), lake.url("blocklist", "_schema.parquet"))
+    os.remove(lake.url("evals", "_schema.parquet"))
+    lake.init()
+    with lake.connect_duckdb() as con:
+        for table in ("blocklist", "evals"):
+            columns = [row[0] for row in con.execute(
+                f"DESCRIBE SELECT * FROM read_parquet('{lake.url(table)}/*.parquet', union_by_name=true)").fetchall()]
+            assert columns == lake.ensure_table(table).columns
+
+
 def test_blobs_are_written_once_by_hash(lake):
     sha = lake.put_blob(b"\x89PNG fake")
     path = lake.url("blobs", f"{sha}.png")

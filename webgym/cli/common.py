@@ -3,9 +3,13 @@ printing a table in the chosen format."""
 
 from __future__ import annotations
 
+import csv
+import json
 import sys
+from collections.abc import Sequence
+from decimal import Decimal
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -58,15 +62,36 @@ def lake_of(ctx: typer.Context, must_exist: bool = False) -> Lake:
     return lake
 
 
-def print_frame(frame: pd.DataFrame, output: OutputFormat) -> None:
-    """A frame as a table, CSV or JSON records on stdout."""
+def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], output: OutputFormat) -> None:
+    """Rows of plain Python values (as DuckDB returns them) as a table, CSV or JSON records on stdout:
+    no pandas, so `webgym sql` starts fast. None prints as an empty cell, CSV field or null."""
     if output is OutputFormat.csv:
-        sys.stdout.write(frame.to_csv(index=False))
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(["" if v is None else v for v in row] for row in rows)
     elif output is OutputFormat.json:
-        sys.stdout.write(frame.to_json(orient="records", date_format="iso", force_ascii=False) + "\n")
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        sys.stdout.write(json.dumps(records, default=_json_value, ensure_ascii=False) + "\n")
     else:
-        table = Table(*[str(c) for c in frame.columns], show_lines=False)
-        for row in frame.itertuples(index=False):
+        table = Table(*[str(c) for c in columns], show_lines=False)
+        for row in rows:
             table.add_row(*["" if v is None else str(v) for v in row])
         console.print(table)
-        console.print(f"({len(frame)} row{'s' if len(frame) != 1 else ''})", style="dim")
+        console.print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", style="dim")
+
+
+def _json_value(value: Any) -> Any:
+    """What json cannot write itself: times as ISO 8601, decimals as numbers, NumPy values as Python's."""
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def print_frame(frame: pd.DataFrame, output: OutputFormat) -> None:
+    """A frame as a table, CSV or JSON records on stdout (missing values as None, like `print_rows`)."""
+    plain = frame.astype(object).where(frame.notna(), None)
+    print_rows([str(c) for c in frame.columns], list(plain.itertuples(index=False, name=None)), output)

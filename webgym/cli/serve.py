@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -164,6 +163,8 @@ def _runner_class() -> type:
     async `stop` from the loop's thread, so the coroutine is never awaited (a RuntimeWarning) and the
     flow runs it started are not cancelled; here `astop` runs as a task of the loop, cancels them and
     ends `start`, and the server is stopped after it."""
+    import asyncio
+
     from prefect.runner import Runner
 
     class SigtermStoppedRunner(Runner):
@@ -175,6 +176,8 @@ def _runner_class() -> type:
 
 def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, home: Path, poll_seconds: float) -> None:
     """Run the server, register the deployments and execute their runs here until stopped."""
+    import asyncio  # here, not at import: every other `webgym` command starts without it
+
     with prefect_server(port, home / "server.log") as api_url:
         from prefect.settings import PREFECT_API_URL, temporary_settings
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from webgym.cli.common import OutputFormat, config_of, console, err_console, lake_of, print_frame
+from webgym.cli.common import OutputFormat, config_of, console, err_console, lake_of, print_frame, print_rows
 from webgym.config import warehouse_path
 
 warehouse_app = typer.Typer(help="The DuckDB warehouse over the lake.", no_args_is_help=True)
@@ -32,14 +32,14 @@ def sql(
                           "or --list to see the tables and views")
         raise typer.Exit(2)
     try:
-        frame = warehouse.read_only_query(lake_of(ctx, must_exist=True), query, config_of(ctx).judge)
+        result = warehouse.read_only_query(lake_of(ctx, must_exist=True), query, config_of(ctx).judge)
     except warehouse.ReadOnlyError as error:
         err_console.print(f"[red]refused:[/red] {error}")
         raise typer.Exit(2) from None
     except duckdb.Error as error:
         err_console.print(f"[red]SQL error:[/red] {error}")
         raise typer.Exit(1) from None
-    print_frame(frame, output)
+    print_rows(result.columns, result.rows, output)
 
 
 @warehouse_app.command("build")

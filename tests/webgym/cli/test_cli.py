@@ -33,15 +33,30 @@ def test_every_subcommand_has_help(command):
     assert "Usage" in result.output
 
 
-def test_help_starts_without_arrow_pandas_or_the_runtime():
-    """`webgym --help` is what a new user types first: it loads the commands, not the data libraries."""
-    probe = ("import runpy, sys; sys.argv = ['webgym', '--help']\n"
+def _modules_loaded_by(*argv: str) -> tuple[str, set[str]]:
+    """What a `webgym` command prints and the modules it loads, run in a fresh interpreter as a user runs it."""
+    probe = (f"import runpy, sys; sys.argv = ['webgym', *{list(argv)!r}]\n"
              "try: runpy.run_module('webgym.cli', run_name='__main__')\n"
              "except SystemExit: pass\n"
              "print('MODULES', ' '.join(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    loaded = set(done.stdout.split("MODULES", 1)[1].split())
+    printed, modules = done.stdout.split("MODULES", 1)
+    return printed, set(modules.split())
+
+
+def test_help_starts_without_arrow_pandas_or_the_runtime():
+    """`webgym --help` is what a new user types first: it loads the commands, not the data libraries."""
+    _, loaded = _modules_loaded_by("--help")
     assert not {"pyarrow", "pandas", "numpy", "duckdb", "playwright", "torch", "prefect"} & loaded
+
+
+def test_sql_on_a_current_lake_runs_without_arrow_or_pandas(lake):
+    """`webgym sql` is typed over and over while watching a night: DuckDB alone answers it."""
+    lake.write_table("tasks", tasks_frame())
+    printed, loaded = _modules_loaded_by("--data-dir", lake.root, "sql", "SELECT count(*) AS tasks FROM tasks",
+                                         "--format", "csv")
+    assert printed.split() == ["tasks", "3"]
+    assert "duckdb" in loaded and not {"pyarrow", "pandas", "playwright", "torch", "prefect"} & loaded
 
 
 def test_sql_prints_a_table_csv_and_json(lake):
