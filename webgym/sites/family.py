@@ -23,11 +23,11 @@ Goal templates name data through `vary` queries, so every site gets goals that f
 
 from __future__ import annotations
 
+import copy
 import functools
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, ValidationError
 
 from webgym.sites.expr import SpecError
@@ -86,7 +86,7 @@ class Family(Model):
     def graph_raw(self) -> dict[str, Any]:
         """The FSM graph as parsed YAML (a fresh copy: generation merges into it)."""
         if isinstance(self.graph, dict):
-            return yaml.safe_load(yaml.safe_dump(self.graph))
+            return copy.deepcopy(self.graph)
         path = GRAPHS_DIR / f"{self.graph}.yaml"
         if not path.exists():
             known = sorted(p.stem for p in GRAPHS_DIR.glob("*.yaml"))

@@ -14,6 +14,11 @@ from webgym.sites.expr import SpecError
 from webgym.sites.goals import expand_goals
 from webgym.sites.spec import GRAPHS_DIR, SPECS_DIR, SiteSpec, validated_spec
 
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's safe loader and dumper where PyYAML was built with it (the wheels are): the world's 100
+generated specs are read and written on every start, about ten times faster than in pure Python."""
+
 
 def deep_merge(base: Any, override: Any) -> Any:
     """Objects merge key by key (override wins); anything else is replaced."""
@@ -32,7 +37,7 @@ def read_spec_file(path: Path) -> Any:
     except OSError as error:
         raise SpecError(f"{path}: cannot read ({error})") from None
     try:
-        return json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        return json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=YAML_LOADER)
     except (json.JSONDecodeError, yaml.YAMLError) as error:
         raise SpecError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {error}") from None
 

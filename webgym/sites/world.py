@@ -25,7 +25,7 @@ from webgym.sites.family import Family, load_families
 from webgym.sites.generate import describe_instance, generate_raw, generated_name
 from webgym.sites.site import Site
 from webgym.sites.spec import SiteSpec
-from webgym.sites.specfiles import load_site, parse_site, spec_files
+from webgym.sites.specfiles import YAML_DUMPER, load_site, parse_site, spec_files
 
 
 @dataclass
@@ -63,7 +63,7 @@ def write_spec(raw: dict, directory: Path) -> Path:
     """A generated spec as YAML, replaced atomically (other processes may be reading the directory)."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / f"{raw['name']}.yaml"
-    text = yaml.safe_dump(raw, sort_keys=False, allow_unicode=True, width=120)
+    text = yaml.dump(raw, Dumper=YAML_DUMPER, sort_keys=False, allow_unicode=True, width=120)
     if not target.exists() or target.read_text(encoding="utf-8") != text:
         tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
         tmp.write_text(text, encoding="utf-8")
