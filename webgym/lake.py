@@ -9,6 +9,7 @@ Layout under the root (a path or an fsspec URL):
     _compaction/<table>.json          intent of a compaction or replace in progress (finished by `recover`)
     _writer.lock                      held by the one writing command at a time (`writing`)
     _locks/<table>.lock               held while a table's parts are merged, compacted or replaced
+    _quality/<table>                  what the table last passed its quality suite with (webgym.quality)
 
 Every write keeps the parts few (`merge`): once MERGE_FANOUT parts of one size tier exist they
 become one part of the next tier, so a table of N bytes has at most about
@@ -124,6 +125,10 @@ class Lake:
     def journal_dir(self) -> Path:
         """Local directory for streaming journals (object stores cannot append)."""
         return self._local_dir("journal")
+
+    def quality_dir(self) -> Path:
+        """Local directory where the quality gate remembers which tables passed (webgym.quality)."""
+        return self._local_dir("quality")
 
     def _lock_path(self, name: str) -> Path:
         """The lock a merge, compaction or replace of table `name` holds (one at a time per table)."""

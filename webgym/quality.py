@@ -9,15 +9,20 @@ parent's split, and exact checks line up with facts.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
+import os
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import schemas
 from schemas import TABLES, TableSchema, schema_for
 from webgym.lake import Lake
 
@@ -203,8 +208,43 @@ def validate(lake: Lake, tables: Iterable[str] | None = None, examples: int = 5)
     return violations
 
 
+@functools.cache
+def _suites_version() -> str:
+    """A digest of the code the suites derive from (this module and schemas/), so a release that changes
+    a check or a schema checks every table again once."""
+    digest = hashlib.sha256()
+    for source in [Path(__file__), *sorted(Path(schemas.__file__).parent.glob("*.py"))]:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return digest.hexdigest()
+
+
+def _fingerprint(lake: Lake, name: str) -> str:
+    """What a table's suite reads: its parts and those of the tables it references, under this version of
+    the suites. Parts are immutable and uniquely named, so an equal fingerprint means the same verdict."""
+    digest = hashlib.sha256(_suites_version().encode())
+    for table in [name, *sorted({t.split(".")[0] for t in schema_for(name).references.values()})]:
+        digest.update(f"\0{table}:".encode() + "\0".join(p.rsplit("/", 1)[-1] for p in lake.parts(table)).encode())
+    return digest.hexdigest()
+
+
 def assert_quality(lake: Lake, tables: Iterable[str] | None = None) -> None:
-    """Raise QualityError when any suite fails: what flows call after each stage."""
-    violations = validate(lake, tables)
+    """Raise QualityError when any suite fails: what flows call after each stage. A table is checked only
+    when its fingerprint differs from the one it last passed with (remembered in the lake's quality
+    directory), so a night's gates read what its stages wrote, not the whole lake every time."""
+    names = list(tables) if tables else list(TABLES)
+    passed_dir = lake.quality_dir()
+    prints = {name: _fingerprint(lake, name) for name in names}
+    changed = [name for name in names
+               if not (passed_dir / name).is_file() or (passed_dir / name).read_text() != prints[name]]
+    if not changed:
+        return
+    violations = validate(lake, changed)
+    failed = {v.table for v in violations}
+    passed_dir.mkdir(parents=True, exist_ok=True)
+    for name in changed:
+        if name not in failed:
+            tmp = passed_dir / f".{name}.{os.getpid()}.tmp"
+            tmp.write_text(prints[name])
+            tmp.replace(passed_dir / name)
     if violations:
         raise QualityError(violations)

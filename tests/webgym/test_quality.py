@@ -92,3 +92,24 @@ def test_assert_quality_raises_with_every_violation(lake):
     _fill(lake, steps=steps)
     with pytest.raises(quality.QualityError, match="steps: expect_column_values_to_be_in_set"):
         quality.assert_quality(lake)
+
+
+def test_the_gate_checks_a_table_again_only_when_it_or_a_table_it_references_changed(lake, monkeypatch):
+    _fill(lake)
+    quality.assert_quality(lake)
+    checked: list[list[str]] = []
+    full_check = quality.validate
+
+    def recording(lake, tables):
+        checked.append(sorted(tables))
+        return full_check(lake, tables)
+
+    monkeypatch.setattr(quality, "validate", recording)
+    quality.assert_quality(lake)
+    assert checked == []  # nothing written since every table passed
+    lake.replace_table("trajectories", trajectories_frame().iloc[1:])  # steps of the first trajectory lose it
+    with pytest.raises(quality.QualityError, match="steps: expect_column_values_to_be_in_set"):
+        quality.assert_quality(lake, ["tasks", "steps"])
+    assert checked == [["steps"]]
+    with pytest.raises(quality.QualityError):  # a failed table is checked again, never remembered as passed
+        quality.assert_quality(lake, ["steps"])
