@@ -28,7 +28,7 @@ from stages.dedup import duplicate_tasks, without_duplicates
 from stages.ingest import FileReport, files_by_source, seed_tasks_from_files, seed_tasks_from_records
 from stages.ingest.read import Record
 from stages.revisions import chosen_revisions
-from stages.split import assigned_splits, split_counts
+from stages.split import assigned_splits, same_splits, split_counts
 from stages.stale import flagged_stale, refreshed_seeds, stale_summary
 from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
@@ -233,15 +233,16 @@ def decompose_tasks(config: Config) -> DecomposeReport:
 
 @task(cache_policy=NO_CACHE)
 def split_task_set(config: Config) -> tuple[dict[str, int], int]:
-    """Draw the OOD split over the whole tasks table and rewrite it (synthetic sites held out by family
-    and by site from the world's site table); tasks per split, test websites."""
+    """Draw the OOD split over the whole tasks table and rewrite it when any task's split changed (synthetic
+    sites held out by family and by site from the world's site table); tasks per split, test websites."""
     lake = Lake(config.lake.data_dir)
-    tasks = lake.read_table("tasks")
+    before = lake.read_table("tasks")
     split = config.taskset.split
-    synthetic = tasks["source"].isin(split.whole_site_sources).any()
+    synthetic = before["source"].isin(split.whole_site_sources).any()
     sites = world_of(config.sites).table() if synthetic else None
-    tasks = assigned_splits(tasks, split, config.taskset.revisions, sites)
-    lake.replace_table("tasks", tasks, run_id="split")
+    tasks = assigned_splits(before, split, config.taskset.revisions, sites)
+    if not same_splits(before, tasks):
+        lake.replace_table("tasks", tasks, run_id="split")
     return split_counts(tasks)
 
 

@@ -136,6 +136,15 @@ def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, revisions: WhichRe
     return pd.concat([kept, removed], ignore_index=True)
 
 
+def same_splits(before: pd.DataFrame, after: pd.DataFrame) -> bool:
+    """Whether `after` (a fresh `assigned_splits`) gives every task of `before` the split and held-out kind
+    it had: a rebuild with nothing new then leaves the table as it is instead of rewriting it."""
+    def assignment(tasks: pd.DataFrame) -> dict[str, tuple]:
+        return dict(zip(tasks["task_id"], zip(tasks["split"].fillna(""), tasks["held_out"].fillna(""), strict=True),
+                        strict=True))
+    return len(before) == len(after) and assignment(before) == assignment(after)
+
+
 def split_counts(tasks: pd.DataFrame) -> tuple[dict[str, int], int]:
     """Tasks per split (train, test, and `removed` for tasks on a test website not drawn), test tasks by
     how they are held out (`test held out by family` or `... by site`), and the number of distinct test

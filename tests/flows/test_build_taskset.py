@@ -136,8 +136,10 @@ def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_
                              **{f"test held out by {k}": v for k, v in tasks["held_out"].value_counts().items()}}
     assert leaks(tasks).empty and quality.validate(lake) == []
 
+    parts = {table: lake.parts(table) for table in ("seed_tasks", "duplicates", "tasks")}
     again = build_taskset(inputs=inputs, config_path=profile)
     assert len(server.requests) == 6  # nothing was sent to the LLM again
+    assert {table: lake.parts(table) for table in parts} == parts  # and nothing rewritten
     assert (again.ingested, again.annotated, again.asked_llm, again.decomposed, again.duplicates) == (0, 0, 0, 0, 0)
     rebuilt = lake.read_table("tasks").set_index("task_id")["split"]
     assert rebuilt.equals(tasks.set_index("task_id")["split"].loc[rebuilt.index])  # the same split again
