@@ -1,6 +1,6 @@
-"""configs/vlm-cpu.yaml shortened: the nightly on the production VLM path end to end (oracle demonstrations
--> SFT of the small Qwen3-VL -> `webgym serve` -> sampled `chat` groups -> exact verifier -> GRPO through the
-VLM trainer -> validate -> serve -> evaluate), in Chromium, over the openai client, on a 2-core machine."""
+"""configs/vlm-cpu.yaml shortened to its warm start: oracle demonstrations -> SFT of the small Qwen3-VL through
+the VLM trainer -> `webgym serve` -> the `chat` policy validated and evaluated over the openai client in
+Chromium, judged by the exact verifier. The GRPO iteration is not part of it: see README (the VLM path)."""
 
 from __future__ import annotations
 
@@ -31,10 +31,9 @@ def _profile(tmp_path, base) -> str:
         "llm": {"endpoints": {"policy": [{"base_url": f"http://127.0.0.1:{port}/v1", "model": "small-base",
                                           "timeout_s": 600}]}, "cache_dir": str(tmp_path / "llm-cache")},
         "serve": {"port": port, "state_dir": str(tmp_path / "serve")},
-        # one task memorised by the warm start, then rolled out by the chat policy in one group of 4
-        "accept": {"grpo_target_groups": 1},
-        "train": {"micro_batch_size": 2, "epochs": 1},
-        "nightly": {"build_taskset": False, "warm_start_tasks": 1, "warm_start_epochs": 30, "episodes": 1,
+        # the warm start on one two-step task: what is checked is the wiring, not how far it learns
+        "train": {"micro_batch_size": 2},
+        "nightly": {"build_taskset": False, "warm_start_tasks": 1, "warm_start_epochs": 10,
                     "validation_tasks": 1, "eval_tasks": 1},
     }
     path = tmp_path / "vlm-cpu-short.yaml"
@@ -56,7 +55,7 @@ def _write_tasks(profile: str) -> None:
 
 
 @pytest.mark.slow
-def test_the_vlm_cpu_nightly_warm_starts_serves_and_trains_grpo_on_chat_rollouts(tmp_path):
+def test_the_vlm_cpu_warm_start_is_served_validated_and_evaluated_through_webgym_serve(tmp_path):
     from webgym.models.tiny import write_tiny_checkpoint
 
     base = write_tiny_checkpoint(tmp_path / "small-base", seed=0, size="small")
@@ -64,33 +63,24 @@ def test_the_vlm_cpu_nightly_warm_starts_serves_and_trains_grpo_on_chat_rollouts
     _write_tasks(profile)
     serve = load_config(profile).serve
     try:
-        done = _webgym(profile, "nightly")
+        done = _webgym(profile, "nightly", "--iterations", "1")
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        out = " ".join(done.stdout.split())
-        assert "iteration 0 (warm start)" in out and "iteration 1 (rollout)" in out
+        assert "iteration 0 (warm start)" in " ".join(done.stdout.split())
         lake = Lake(tmp_path / "data")
-        checkpoints = lake.read_table("checkpoints").sort_values("iteration")
-        assert checkpoints["iteration"].tolist() == [0, 1] and checkpoints["objective"].tolist() == ["sft", "grpo"]
-        assert checkpoints["base"].iloc[0] == str(base)  # the warm start trains policy.checkpoint
+        [checkpoint] = lake.read_table("checkpoints").to_dict("records")
+        assert checkpoint["objective"] == "sft" and checkpoint["base"] == str(base)  # the VLM trainer on policy.checkpoint
         trajectories = lake.read_table("trajectories")
-        rolled = trajectories[(trajectories["iteration"] == 1) & (trajectories["purpose"] == "train")]
-        assert set(rolled["policy"]) == {"chat"} and set(rolled["policy_version"]) == {checkpoints["checkpoint_id"].iloc[0]}
-        assert rolled.groupby("group_id").size().min() == 4  # GRPO groups of the same task
-        steps = lake.read_table("steps")
-        sampled = steps[steps["trajectory_id"].isin(rolled["trajectory_id"])]
-        assert len(sampled) and sampled["token_logprobs"].map(lambda v: v is not None and len(v) > 0).all()
-        # every checkpoint answered through the server: validated and evaluated on episodes that took steps
+        chat = trajectories[trajectories["policy"] == "chat"]
+        assert set(chat["policy_version"]) == {checkpoint["checkpoint_id"]}
+        # the new checkpoint answered through the server, on validation (before promotion) and test alike
         evals = lake.read_table("evals").merge(trajectories[["trajectory_id", "n_steps", "termination"]])
-        validated = evals[evals["split"] == "validation"]
-        assert set(validated["checkpoint"]) == set(checkpoints["checkpoint_id"])
-        tested = evals[evals["split"] == "test"]
-        assert tested.groupby("iteration")["checkpoint"].agg(set).get(0) == {checkpoints["checkpoint_id"].iloc[0]}
-        assert set(tested["iteration"]) == {0, 1}
+        assert evals.groupby("split").size().to_dict() == {"test": 1, "validation": 1}  # one greedy episode, not 4
         assert (evals["n_steps"] > 0).all() and "policy_error" not in set(evals["termination"])
-        # after the night the policy endpoint serves the served checkpoint
-        state = supervisor.read_state(serve)
-        assert state is not None and state.name in set(tested.loc[tested["iteration"] == 1, "checkpoint"])
-        assert supervisor.process_of(state) is not None
+        steps = lake.read_table("steps")
+        served_steps = steps[steps["trajectory_id"].isin(chat["trajectory_id"])]
+        assert served_steps["token_logprobs"].map(lambda v: v is not None and len(v) > 0).all()
+        state = supervisor.read_state(serve)  # after the night the endpoint serves the promoted checkpoint
+        assert state is not None and state.name == checkpoint["checkpoint_id"] and supervisor.process_of(state)
     finally:
         stopped = supervisor.stop(serve)
     assert stopped is not None and supervisor.process_of(stopped) is None  # no server outlives the test
