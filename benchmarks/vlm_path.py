@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 
-from schemas.tasks import Task  # noqa: E402
 from webgym.cli.serve import free_port  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
@@ -80,24 +79,15 @@ def write_profile(out: Path, base: Path, args: argparse.Namespace) -> Path:
 def write_tasks(profile: Path, count: int) -> list[str]:
     """`count` easy train tasks of the profile's world (one per site, in site order: a two-step goal of
     difficulty 1) as the lake's tasks table; their ids."""
-    from webgym.sites.tasks import task_record
+    from webgym.sites.tasks import task_row, two_step_records
     from webgym.sites.world import world_of
 
     config = load_config(profile)
-    chosen = []
-    for name, site in sorted(world_of(config.sites).sites.items()):
-        records = [task_record(site, goal) for goal in site.spec.goals]
-        easy = [r for r in records if r["difficulty"] == 1 and r["oracle_length"] == 2]
-        if easy:
-            chosen.append(easy[0])
-        if len(chosen) == count:
-            break
-    now = dt.datetime.now(dt.UTC)
-    tasks = [Task(task_id=r["source_id"], source="synthetic", source_id=r["source_id"], text=r["text"],
-                  website=r["hostname"], start_url=r["start_url"], difficulty=r["difficulty"], domain=r["domain"],
-                  split="train", rubric=r["rubric"], created_at=now) for r in chosen]
-    Lake(config.lake.data_dir).write_table("tasks", pd.DataFrame([t.model_dump() for t in tasks]))
-    return [t.task_id for t in tasks]
+    sites = world_of(config.sites).sites
+    chosen = two_step_records([sites[name] for name in sorted(sites)], count)
+    rows = pd.DataFrame([task_row(r, "train", dt.datetime.now(dt.UTC)) for r in chosen])
+    Lake(config.lake.data_dir).write_table("tasks", rows)
+    return rows["task_id"].tolist()
 
 
 def verdicts_of(profile: Path, trajectory_ids: list[str]) -> pd.Series:

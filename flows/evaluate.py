@@ -72,7 +72,8 @@ def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: 
     """
     config = load_config(config_path, data_dir)
     iteration = newest_iteration(config) if iteration is None else iteration
-    rolled = rollout(iteration=iteration, split=split, size=size, checkpoint=checkpoint, greedy=True,
+    # One greedy episode per task: the profile's GRPO group size would repeat it and inflate the episode count.
+    rolled = rollout(iteration=iteration, split=split, size=size, checkpoint=checkpoint, greedy=True, group_size=1,
                      config_path=config_path, data_dir=config.lake.data_dir)
     judge(iteration=iteration, config_path=config_path, data_dir=config.lake.data_dir)
     report = record_evals(config, iteration, rolled.trajectory_ids)

@@ -44,6 +44,7 @@ from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, r
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
+from webgym.train.fit import require_base_model
 from webgym.warehouse import query
 
 
@@ -188,10 +189,13 @@ def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str
                          config_path: str | None) -> dict:
     """The new checkpoint and the served one on the same validation tasks (nightly.validation_tasks; the
     served one's episodes are those of its own iteration, so it is not rolled out again), then the
-    promotion decision."""
+    promotion decision. With a serve.command the new checkpoint is served for its validation; one kept
+    back is replaced by the served one again in run_iteration."""
     settings, root = config.nightly, config.lake.data_dir
     validated = served_validated = None
     if settings.validation_tasks:
+        if config.serve.command:  # a served policy answers through its server: serve the new checkpoint first
+            stage(settings.dispatch, serve, checkpoint=path, served_model_name=checkpoint_id, config_path=config_path)
         validated = stage(settings.dispatch, evaluate, checkpoint=path, iteration=plan.iteration, split="validation",
                           size=settings.validation_tasks, config_path=config_path, data_dir=root)
         if plan.checkpoint:
@@ -236,6 +240,8 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     settings, root = config.nightly, config.lake.data_dir
     recovered = recover_lake(root)
     quality_gate(root)  # a broken lake stops the run before any work
+    if next_plan(config).untrained:
+        require_base_model(config)  # a missing base model stops it too, not the first training
     if settings.build_taskset:
         stage(settings.dispatch, build_taskset, config_path=config_path, data_dir=root)
     rounds = settings.iterations if iterations is None else iterations

@@ -29,6 +29,7 @@ subset of groups is again a goal predicate, which is what WebGym's decomposition
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 from collections.abc import Callable
@@ -191,6 +192,31 @@ def task_record(site: Site, goal: GoalSpec, rephrase: Rephrase | None = None) ->
         "domain": site.spec.domain, "subdomain": site.spec.subdomain, "title": site.spec.title,
         "graph": site.spec.graph, "family": site.spec.family,
     }
+
+
+def two_step_records(sites: list[Site], count: int) -> list[dict[str, Any]]:
+    """The first goal of difficulty 1 whose oracle path takes two steps (open a page, then answer) of each
+    site, in the given order, until `count`: tasks a small random model learns in minutes on a CPU
+    (benchmarks/vlm_path.py, the vlm-cpu nightly test)."""
+    chosen = []
+    for site in sites:
+        records = (task_record(site, goal) for goal in site.spec.goals)
+        easy = next((r for r in records if r["difficulty"] == 1 and r["oracle_length"] == 2), None)
+        if easy is not None:
+            chosen.append(easy)
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def task_row(record: dict[str, Any], split: str, created_at: dt.datetime) -> dict[str, Any]:
+    """A goal's record as a row of the tasks table in `split`: the task build_taskset makes of it, for a lake
+    written directly (no dedup, decomposition or split draw)."""
+    from schemas.tasks import Task
+
+    return Task(task_id=record["source_id"], source="synthetic", source_id=record["source_id"], text=record["text"],
+                website=record["hostname"], start_url=record["start_url"], difficulty=record["difficulty"],
+                domain=record["domain"], split=split, rubric=record["rubric"], created_at=created_at).model_dump()
 
 
 def task_records(sites: list[Site], rephrase: Rephrase | None = None) -> list[dict[str, Any]]:

@@ -59,6 +59,8 @@ def fit_vlm(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None
 
     if not base:
         raise ConfigError("no checkpoint to train from: set policy.checkpoint to the base model's directory")
+    if base == config.policy.checkpoint:
+        require_base_model(config)
     samples, problems = samples_from_lake(lake, accepted, config.policy.context)
     if not samples:
         raise ValueError(f"iteration {iteration}: none of {len(accepted)} accepted steps could be rebuilt: "
@@ -69,6 +71,19 @@ def fit_vlm(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None
                      objective=config.train.objective, metrics=result.metrics, created_at=dt.datetime.now(dt.UTC))
     lake.write_table("checkpoints", pd.DataFrame([row.model_dump()]), run_id=f"train-{iteration}")
     return Fitted(checkpoint_id, str(result.path), result.metrics, problems)
+
+
+def require_base_model(config: Config) -> None:
+    """ConfigError naming policy.checkpoint and the command that writes a model there, when a vision-language
+    policy's first training would start from a directory that does not exist (the nightly checks before
+    any rollout, so a missing model does not cost the warm start's demonstrations first)."""
+    if config.policy.kind not in ("local", "chat") or not config.policy.checkpoint:
+        return
+    path = Path(config.policy.checkpoint).expanduser()
+    if not path.is_dir():
+        raise ConfigError(f"policy.checkpoint {path} is not a directory: the {config.policy.kind} policy trains from "
+                          f"it; write the small CPU model there with `webgym models small {path}`, or point it at a "
+                          "Hugging Face model directory")
 
 
 def fit_policy(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,

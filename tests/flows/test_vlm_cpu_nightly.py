@@ -1,0 +1,86 @@
+"""configs/vlm-cpu.yaml shortened to its warm start: oracle demonstrations -> SFT of the small Qwen3-VL through
+the VLM trainer -> `webgym serve` -> the `chat` policy validated and evaluated over the openai client in
+Chromium, judged by the exact verifier. The GRPO iteration is not part of it: see README (the VLM path)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pandas as pd
+import pytest
+
+from tests.flows.test_nightly import _webgym
+from webgym import PROJECT_ROOT
+from webgym.cli.serve import free_port
+from webgym.config import load_config
+from webgym.lake import Lake
+from webgym.serve import supervisor
+
+FAMILIES = ["cinema", "grocery", "smarthome"]
+"""One generated site each: the train task, the validation task and the held-out test task (two-step goals)."""
+
+
+def _profile(tmp_path, base) -> str:
+    port = free_port()
+    profile = {
+        "extends": str(PROJECT_ROOT / "configs" / "vlm-cpu.yaml"),
+        "lake": {"data_dir": str(tmp_path / "data")}, "warehouse": {"path": str(tmp_path / "w.duckdb")},
+        "sites": {"world": {"families": FAMILIES, "instances": 1}},
+        "policy": {"checkpoint": str(base)},
+        "llm": {"endpoints": {"policy": [{"base_url": f"http://127.0.0.1:{port}/v1", "model": "small-base",
+                                          "timeout_s": 600}]}, "cache_dir": str(tmp_path / "llm-cache")},
+        "serve": {"port": port, "state_dir": str(tmp_path / "serve")},
+        # the warm start on one two-step task: what is checked is the wiring, not how far it learns
+        "train": {"micro_batch_size": 2},
+        "nightly": {"build_taskset": False, "warm_start_tasks": 1, "warm_start_epochs": 10,
+                    "validation_tasks": 1, "eval_tasks": 1},
+    }
+    path = tmp_path / "vlm-cpu-short.yaml"
+    path.write_text(json.dumps(profile))  # JSON is YAML
+    return str(path)
+
+
+def _write_tasks(profile: str) -> None:
+    """A two-step goal of each family's site: train, validation, test (build_taskset is off)."""
+    from webgym.sites.tasks import task_row, two_step_records
+    from webgym.sites.world import world_of
+
+    config = load_config(profile)
+    sites = world_of(config.sites).sites
+    records = two_step_records([sites[f"{family}-g0"] for family in FAMILIES], len(FAMILIES))
+    now = dt.datetime.now(dt.UTC)
+    rows = [task_row(r, split, now) for r, split in zip(records, ["train", "validation", "test"], strict=True)]
+    Lake(config.lake.data_dir).write_table("tasks", pd.DataFrame(rows))
+
+
+@pytest.mark.slow
+def test_the_vlm_cpu_warm_start_is_served_validated_and_evaluated_through_webgym_serve(tmp_path):
+    from webgym.models.tiny import write_tiny_checkpoint
+
+    base = write_tiny_checkpoint(tmp_path / "small-base", seed=0, size="small")
+    profile = _profile(tmp_path, base)
+    _write_tasks(profile)
+    serve = load_config(profile).serve
+    try:
+        done = _webgym(profile, "nightly", "--iterations", "1")
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        assert "iteration 0 (warm start)" in " ".join(done.stdout.split())
+        lake = Lake(tmp_path / "data")
+        [checkpoint] = lake.read_table("checkpoints").to_dict("records")
+        assert checkpoint["objective"] == "sft" and checkpoint["base"] == str(base)  # the VLM trainer on policy.checkpoint
+        trajectories = lake.read_table("trajectories")
+        chat = trajectories[trajectories["policy"] == "chat"]
+        assert set(chat["policy_version"]) == {checkpoint["checkpoint_id"]}
+        # the new checkpoint answered through the server, on validation (before promotion) and test alike
+        evals = lake.read_table("evals").merge(trajectories[["trajectory_id", "n_steps", "termination"]])
+        assert evals.groupby("split").size().to_dict() == {"test": 1, "validation": 1}  # one greedy episode, not 4
+        assert (evals["n_steps"] > 0).all() and "policy_error" not in set(evals["termination"])
+        steps = lake.read_table("steps")
+        served_steps = steps[steps["trajectory_id"].isin(chat["trajectory_id"])]
+        assert served_steps["token_logprobs"].map(lambda v: v is not None and len(v) > 0).all()
+        state = supervisor.read_state(serve)  # after the night the endpoint serves the promoted checkpoint
+        assert state is not None and state.name == checkpoint["checkpoint_id"] and supervisor.process_of(state)
+    finally:
+        stopped = supervisor.stop(serve)
+    assert stopped is not None and supervisor.process_of(stopped) is None  # no server outlives the test
