@@ -1,6 +1,8 @@
-"""Start-up of the `webgym` command: `webgym --help` and `webgym sql "SELECT 1"` on an empty lake.
+"""Start-up of the `webgym` command: `webgym --help` and `webgym sql "SELECT 1"` on an empty lake, and with
+`--nightly` `webgym nightly --iterations 0` (checks, task set, warehouse, report) on a lake whose task set
+is built (one untimed run per checkout builds it first).
 
-    .venv/bin/python benchmarks/startup.py [--repeats 7] [--compare /path/to/other/checkout]
+    .venv/bin/python benchmarks/startup.py [--repeats 7] [--nightly] [--compare /path/to/other/checkout]
 
 Each command runs `--repeats` times in a fresh process; prints the median wall and CPU (user +
 system) seconds and the load average, as one JSON line. CPU time moves less than wall time on a
@@ -22,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {"help": ["--help"], "sql": ["sql", "SELECT 1"]}
+NIGHTLY = ["nightly", "--iterations", "0"]
 
 
 def run_once(checkout: Path, data_dir: str, args: list[str]) -> tuple[float, float]:
@@ -41,17 +44,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--compare", type=Path, help="Another checkout, measured alongside (e.g. the code before).")
+    parser.add_argument("--nightly", action="store_true", help="Also time `webgym nightly --iterations 0`.")
     args = parser.parse_args()
     checkouts = {"this": ROOT, **({"compare": args.compare.resolve()} if args.compare else {})}
-    samples: dict[str, dict[str, list[tuple[float, float]]]] = {k: {c: [] for c in COMMANDS} for k in checkouts}
+    commands = {**COMMANDS, **({"nightly0": NIGHTLY} if args.nightly else {})}
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {k: {c: [] for c in commands} for k in checkouts}
     loads = []
     with tempfile.TemporaryDirectory() as data_dir:
-        for checkout in checkouts.values():  # warm the bytecode caches
-            run_once(checkout, data_dir, COMMANDS["help"])
+        for checkout in checkouts.values():  # warm the bytecode caches (and build the task set)
+            run_once(checkout, data_dir, NIGHTLY if args.nightly else COMMANDS["help"])
         for _ in range(args.repeats):
             loads.append(os.getloadavg()[0])
             for name, checkout in checkouts.items():
-                for command, argv in COMMANDS.items():
+                for command, argv in commands.items():
                     samples[name][command].append(run_once(checkout, data_dir, argv))
     result: dict[str, object] = {"repeats": args.repeats, "load_median": statistics.median(loads),
                                  "cpus": os.cpu_count()}
