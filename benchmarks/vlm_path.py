@@ -1,6 +1,6 @@
 """The production VLM path learns: overfit a small Qwen3-VL on oracle demonstrations, replay greedily.
 
-    .venv/bin/python benchmarks/vlm_path.py [--quick] [--tasks 6] [--epochs 40] [--lr 3e-3] [--seed 0]
+    .venv/bin/python benchmarks/vlm_path.py [--quick] [--tasks 6] [--epochs 80] [--lr 3e-3] [--seed 0]
         [--micro-batch-size 4] [--out DIR]
 
 Everything goes through the flows a `chat` policy profile runs (issue 16, items 2 and 3):
@@ -15,14 +15,18 @@ Everything goes through the flows a `chat` policy profile runs (issue 16, items 
    them: `replay_success` is the share of those episodes the exact verifier passes;
 5. parity: a sampled rollout (temperature 1) of the served checkpoint on the same tasks, its steps
    rebuilt from the lake, and the trainer's recomputation of each response token's log-probability
-   against what `webgym serve` returned (webgym/train/parity.py).
+   against what `webgym serve` returned (webgym/train/parity.py). The same is done for the random
+   base model before training: the trained model is so sure of its tokens that their log-probabilities
+   round to 0 on both sides, while the base model's are near -log(vocabulary), so a mismatch shows.
 
 GRPO on held-out tasks (issue 16, item 5) is not run: `grpo_heldout_before` / `grpo_heldout_after`
 print null. --quick demonstrates 4 tasks instead of 6; it still checks items 2 and 3. (30 epochs at
-4e-3 left the loss at 0.19 and replayed 1 of 4 episodes: the tags came out garbled.)
+4e-3 left the loss at 0.19 and replayed 1 of 4 episodes, the tags garbled; 40 at 3e-3 replayed 3 of 4
+with seed 1, an answer taken from another task.)
 
 Prints one JSON line: replay_success (with episodes and its 95% Wilson interval),
-logprob_max_abs_diff, logprob_mean_abs_diff (and the tokens compared), the model's parameters, the
+logprob_max_abs_diff, logprob_mean_abs_diff (over the base and the trained model; each with its tokens
+and their mean |log-probability| under logprob_parity), the model's parameters, the
 tokens of a training step (prompt and response; response alone), seconds per training step, the
 loss before and after, and the seconds each part took.
 """
@@ -99,8 +103,10 @@ def verdicts_of(profile: Path, trajectory_ids: list[str]) -> pd.Series:
     return verdicts.set_index("trajectory_id")["success"].reindex(trajectory_ids).fillna(False).astype(bool)
 
 
-def parity_of(profile: Path, checkpoint: str, trajectory_ids: list[str]):
-    """The trainer's recomputation against the served token log-probabilities, over every step of the episodes."""
+def parity_of(profile: Path, checkpoint: str, trajectory_ids: list[str]) -> dict:
+    """The trainer's recomputation against the served token log-probabilities, over every step of the episodes:
+    max and mean absolute difference, tokens compared and their mean |log-probability| (how much the
+    comparison can show: a token the model is sure of has log-probability 0 on both sides)."""
     from webgym.models.checkpoint import load_vlm
     from webgym.train.samples import samples_from_lake
     from webgym.train.trainer import logprob_parity
@@ -112,7 +118,12 @@ def parity_of(profile: Path, checkpoint: str, trajectory_ids: list[str]):
     samples, problems = samples_from_lake(lake, steps.assign(weight=1.0, advantage=0.0), config.policy.context)
     if problems:
         raise RuntimeError(f"steps that could not be rebuilt: {problems[:3]}")
-    return logprob_parity(load_vlm(checkpoint), samples)
+    parity = logprob_parity(load_vlm(checkpoint), samples)
+    if parity is None:
+        raise RuntimeError(f"the sampled steps of {checkpoint} recorded no token log-probabilities")
+    served = [abs(lp) for sample in samples for lp in sample.old_token_logprobs or ()]
+    return {"max_abs_diff": parity.max_abs_diff, "mean_abs_diff": parity.mean_abs_diff, "tokens": parity.tokens,
+            "mean_abs_logprob": round(sum(served) / max(len(served), 1), 4), "mismatched": parity.mismatched}
 
 
 def training_tokens(profile: Path, base: Path, iteration: int) -> float:
@@ -134,7 +145,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="4 tasks instead of 6; items 2 and 3 still.")
     parser.add_argument("--tasks", type=int, help="Easy train tasks to demonstrate and replay (default 6; quick 4).")
-    parser.add_argument("--epochs", type=int, default=40, help="SFT passes over the demonstrations.")
+    parser.add_argument("--epochs", type=int, default=80, help="SFT passes over the demonstrations.")
     parser.add_argument("--lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW).")
     parser.add_argument("--micro-batch-size", type=int, default=4, help="Samples per optimiser step.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the random weights, sample order and sampling.")
@@ -169,13 +180,20 @@ def main() -> None:
         oracle_success = float(verdicts_of(profile, demos.trajectory_ids).mean())
         seconds["demonstrations"] = time.perf_counter() - started
 
-        started = time.perf_counter()
-        trained = train(iteration=0, objective="sft", config_path=config)
-        seconds["train"] = time.perf_counter() - started
-        metrics = trained.metrics
-
         served = None
         try:
+            started = time.perf_counter()
+            served = serve(checkpoint=str(base), config_path=config)
+            sampled = rollout(iteration=2, split="train", size=None, policy="chat", checkpoint=str(base),
+                              config_path=config)
+            parity = {"base": parity_of(profile, str(base), sampled.trajectory_ids)}
+            seconds["parity_base"] = time.perf_counter() - started
+
+            started = time.perf_counter()
+            trained = train(iteration=0, objective="sft", config_path=config)
+            seconds["train"] = time.perf_counter() - started
+            metrics = trained.metrics
+
             started = time.perf_counter()
             served = serve(checkpoint=trained.path, config_path=config)
             seconds["serve_start"] = time.perf_counter() - started
@@ -190,7 +208,7 @@ def main() -> None:
             started = time.perf_counter()
             sampled = rollout(iteration=1, split="train", size=None, policy="chat", checkpoint=trained.path,
                               config_path=config)
-            parity = parity_of(profile, trained.path, sampled.trajectory_ids)
+            parity["trained"] = parity_of(profile, trained.path, sampled.trajectory_ids)
             seconds["parity"] = time.perf_counter() - started
         finally:
             if served is not None:
@@ -204,9 +222,10 @@ def main() -> None:
         "replay_success": successes / episodes, "replay_episodes": episodes,
         "replay_success_ci95": [round(low, 3), round(high, 3)],
         "replay_terminations": replay.terminations, "oracle_success": oracle_success,
-        "logprob_max_abs_diff": parity.max_abs_diff if parity else None,
-        "logprob_mean_abs_diff": parity.mean_abs_diff if parity else None,
-        "logprob_tokens": parity.tokens if parity else 0, "logprob_mismatched": parity.mismatched if parity else [],
+        "logprob_max_abs_diff": max(p["max_abs_diff"] for p in parity.values()),
+        "logprob_mean_abs_diff": sum(p["mean_abs_diff"] * p["tokens"] for p in parity.values())
+        / max(sum(p["tokens"] for p in parity.values()), 1),
+        "logprob_parity": parity,
         "grpo_heldout_before": None, "grpo_heldout_after": None,
         "model_parameters": parameters,
         "train_samples": int(metrics["train/samples"]), "train_steps": int(metrics["train/steps"]),
