@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -25,8 +27,11 @@ def browser_server():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    # Its own process group: the command runs Playwright's node driver as a child, which would outlive it (and
+    # which stops on SIGINT, not on SIGTERM).
     server = subprocess.Popen([sys.executable, "-m", "playwright", "run-server", "--unsafe", "--host", "127.0.0.1",
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         with socket.socket() as client:
@@ -34,7 +39,7 @@ def browser_server():
                 break
         time.sleep(0.2)
     yield f"ws://127.0.0.1:{port}/"
-    server.terminate()
+    os.killpg(server.pid, signal.SIGINT)
     server.wait(timeout=10)
 
 
