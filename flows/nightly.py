@@ -44,7 +44,7 @@ from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, r
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
-from webgym.train.fit import require_base_model
+from webgym.train.fit import VLM_POLICIES, require_base_model
 from webgym.warehouse import query
 
 
@@ -240,7 +240,7 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     settings, root = config.nightly, config.lake.data_dir
     recovered = recover_lake(root)
     quality_gate(root)  # a broken lake stops the run before any work
-    if next_plan(config).untrained:
+    if config.policy.kind in VLM_POLICIES and next_plan(config).untrained:
         require_base_model(config)  # a missing base model stops it too, not the first training
     if settings.build_taskset:
         stage(settings.dispatch, build_taskset, config_path=config_path, data_dir=root)

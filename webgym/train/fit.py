@@ -15,6 +15,9 @@ from schemas.checkpoints import Checkpoint
 from webgym.config import Config, ConfigError
 from webgym.lake import Lake
 
+VLM_POLICIES = ("local", "chat")
+"""Policy kinds the VLM trainer fits, from policy.checkpoint on their first training."""
+
 
 @dataclass
 class Fitted:
@@ -77,7 +80,7 @@ def require_base_model(config: Config) -> None:
     """ConfigError naming policy.checkpoint and the command that writes a model there, when a vision-language
     policy's first training would start from a directory that does not exist (the nightly checks before
     any rollout, so a missing model does not cost the warm start's demonstrations first)."""
-    if config.policy.kind not in ("local", "chat") or not config.policy.checkpoint:
+    if config.policy.kind not in VLM_POLICIES or not config.policy.checkpoint:
         return
     path = Path(config.policy.checkpoint).expanduser()
     if not path.is_dir():
@@ -91,6 +94,6 @@ def fit_policy(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
     """The trainer the policy kind needs: the scorer's own, or the VLM trainer (local and chat)."""
     if config.policy.kind == "scorer":
         return fit_scorer(config, lake, accepted, base, iteration, out_dir)
-    if config.policy.kind in ("local", "chat"):
+    if config.policy.kind in VLM_POLICIES:
         return fit_vlm(config, lake, accepted, base or config.policy.checkpoint, iteration, out_dir)
     raise ConfigError(f"policy.kind {config.policy.kind} does not learn; train a scorer, local or chat policy")
