@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
 
-from stages.iterations import next_iteration  # noqa: E402
+from stages.iterations import TRAJECTORY_COLUMNS, next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.stats import wilson_interval  # noqa: E402
@@ -62,7 +62,7 @@ def run_seed(profile: Path, home: Path) -> float:
         return float(finished.read_text())
     lake = Lake(home / "lake")
     left = load_config(profile).nightly.iterations - next_iteration(
-        lake.read_table("checkpoints"), lake.read_table("evals"), lake.read_table("trajectories", columns=["iteration"]))
+        lake.read_table("checkpoints"), lake.read_table("evals"), lake.read_table("trajectories", columns=TRAJECTORY_COLUMNS))
     started = time.monotonic()
     with (home / "nightly.log").open("a") as out:
         done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(profile), "nightly",

@@ -12,8 +12,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prefect.artifacts import (create_link_artifact, create_markdown_artifact, create_progress_artifact,
-                               create_table_artifact, update_progress_artifact)
+from prefect.artifacts import (
+    create_link_artifact,
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 
 from stages.evaluate import EvaluateReport
 from stages.judge.run import JudgeSummary
@@ -82,7 +87,7 @@ def publish_night(summary: NightlySummary) -> None:
     for done in summary.iterations:
         success = "not judged" if done.rollout_success is None else f"{done.rollout_success:.3f}"
         lines.append(f"iteration {done.iteration} ({done.kind}): {done.episodes} episodes, training-rollout success "
-                     f"{success}, {done.accepted_steps} accepted steps, checkpoint {done.checkpoint_id}, held-out "
+                     f"{success}, {done.accepted_steps} accepted steps, checkpoint {done.checkpoint_id or 'none'}, held-out "
                      f"success {_rate(done.evaluation)}")
     if not summary.iterations:
         lines.append("no iteration run (checks, warehouse and report only)")

@@ -40,7 +40,14 @@ from flows.rollout import rollout
 from flows.serve import serve
 from flows.train import TrainReport, acceptance, train
 from stages.evaluate import EvaluateReport
-from stages.iterations import IterationPlan, dynamic_sampling, plan_iteration, rolled_out, rollout_success
+from stages.iterations import (
+    TRAJECTORY_COLUMNS,
+    IterationPlan,
+    dynamic_sampling,
+    plan_iteration,
+    rolled_out,
+    rollout_success,
+)
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
@@ -54,12 +61,14 @@ class IterationSummary:
 
     iteration: int
     kind: str
-    """warm start (oracle demonstrations + SFT) or rollout."""
+    """warm start (oracle demonstrations + SFT), rollout, or no training signal (accept kept no step of
+    the rollouts: no checkpoint, the served policy stays)."""
     episodes: int
     rollout_success: float | None
     accepted_steps: int
-    checkpoint_id: str
-    promotion: dict
+    checkpoint_id: str | None
+    """The new checkpoint (None: no training signal)."""
+    promotion: dict | None
     """The promotions row of the new checkpoint: promoted or kept back, with its validation figures."""
     evaluation: EvaluateReport
     """The held-out evaluation of the policy served after the iteration (success with intervals, by held-out
@@ -111,7 +120,8 @@ def next_plan(config: Config) -> IterationPlan:
     """The next iteration as the lake stands (stages/iterations.py)."""
     lake = Lake(config.lake.data_dir)
     evals = lake.read_table("evals", columns=["iteration", "split", "evaluated_at"])
-    return plan_iteration(lake.read_table("checkpoints"), evals, lake.read_table("trajectories", columns=["iteration"]),
+    return plan_iteration(lake.read_table("checkpoints"), evals,
+                          lake.read_table("trajectories", columns=TRAJECTORY_COLUMNS),
                           config.nightly.warm_start_tasks, rejected_checkpoints(lake.read_table("promotions")))
 
 
@@ -159,8 +169,22 @@ def write_report(config: Config) -> str:
     return str(render(lake, default_path(lake), config.profile).resolve())
 
 
-def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple[list[str], TrainReport]:
-    """(warm start or rollout) -> judge -> [dynamic sampling] -> train: the episode ids and the training."""
+@task(cache_policy=NO_CACHE)
+def training_signal(config: Config, iteration: int) -> int:
+    """How many steps accept would keep of the iteration's judged rollouts (0: nothing to learn from, e.g.
+    every GRPO group had one reward, or no episode succeeded under filtered BC)."""
+    steps = len(acceptance(config, iteration).accepted)
+    if not steps:
+        get_run_logger().warning("iteration %d: no training signal: accept (%s) kept no step of its rollouts; no "
+                                 "checkpoint is trained, the served policy stays and is evaluated", iteration,
+                                 config.accept.objective)
+    return steps
+
+
+def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple[list[str], TrainReport | None]:
+    """(warm start or rollout) -> judge -> [dynamic sampling] -> train: the episode ids and the training
+    (None when the rollouts gave accept nothing to keep: the iteration ends without a checkpoint, where
+    training would fail and a rerun would only repeat the same draws)."""
     settings, root, iteration, warm = config.nightly, config.lake.data_dir, plan.iteration, plan.warm_start
     checkpoint = None if warm else plan.checkpoint
     if warm:
@@ -180,6 +204,8 @@ def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple
                          checkpoint=checkpoint, draw=draw, config_path=config_path, data_dir=root)
             stage(settings.dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
             ids += more.trajectory_ids
+    if not warm and not training_signal(config, iteration):
+        return ids, None
     trained = stage(settings.dispatch, train, iteration=iteration, objective="sft" if warm else None,
                     epochs=settings.warm_start_epochs if warm else None, config_path=config_path, data_dir=root)
     return ids, trained
@@ -207,23 +233,26 @@ def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str
 
 def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
     """One iteration: learn (unless a stopped run already trained it) -> validate and promote -> serve the
-    served policy -> evaluate it."""
+    served policy -> evaluate it. An iteration without training signal skips to serve -> evaluate."""
     settings, root, iteration = config.nightly, config.lake.data_dir, plan.iteration
     if plan.trained is None:
         ids, trained = learn(config, plan, config_path)
-        checkpoint_id, path, accepted = trained.checkpoint_id, trained.path, trained.accepted_steps
+        checkpoint_id, path, accepted = (trained.checkpoint_id, trained.path, trained.accepted_steps) if trained \
+            else (None, None, 0)
     else:
         ids, accepted = trained_iteration(config, plan)
         checkpoint_id, path = plan.trained["checkpoint_id"], plan.trained["path"]
-    promoted = validate_and_promote(config, plan, checkpoint_id, path, config_path)
-    served, served_id = (path, checkpoint_id) if promoted["promoted"] else (plan.checkpoint, plan.checkpoint_id)
+    promoted = validate_and_promote(config, plan, checkpoint_id, path, config_path) if checkpoint_id else None
+    kind = "warm start" if plan.warm_start else "rollout" if checkpoint_id else "no training signal"
+    served, served_id = (path, checkpoint_id) if promoted and promoted["promoted"] \
+        else (plan.checkpoint, plan.checkpoint_id)
     # A configured server (vLLM on a cluster) moves to the served checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
     stage(settings.dispatch, serve, checkpoint=served, served_model_name=served_id, config_path=config_path)
     evaluated = stage(settings.dispatch, evaluate, checkpoint=served, iteration=iteration,
                       size=settings.eval_tasks, config_path=config_path, data_dir=root)
-    return IterationSummary(iteration, "warm start" if plan.warm_start else "rollout", len(ids),
-                            episodes_success(config, ids), accepted, checkpoint_id, promoted, evaluated)
+    return IterationSummary(iteration, kind, len(ids), episodes_success(config, ids), accepted, checkpoint_id,
+                            promoted, evaluated)
 
 
 @flow(name="nightly")

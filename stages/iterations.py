@@ -46,21 +46,35 @@ def latest_iteration(trajectories: pd.DataFrame) -> int:
     return int(trajectories["iteration"].max()) if len(trajectories) else 0
 
 
-def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame) -> bool:
-    """An iteration is finished when a checkpoint of it exists and the test split was evaluated afterwards
-    (its validation, which comes first, does not count)."""
+TRAJECTORY_COLUMNS = ["iteration", "purpose", "ended_at"]
+"""The trajectories columns the bookkeeping reads."""
+
+EVALUATION_PURPOSES = ("evaluation", "validation")
+
+
+def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame) -> bool:
+    """An iteration is finished when the test split was evaluated after its own work: after its checkpoint,
+    or, when it trained none (its rollouts gave accept no step: no training signal), after its training
+    rollouts ended. Its validation, which comes first, does not count, nor does the untrained policy's
+    evaluation, which comes before the warm start's demonstrations."""
     mine = checkpoints.loc[checkpoints["iteration"] == iteration, "created_at"]
+    if len(mine):
+        done = mine.max()
+    else:
+        rolled = trajectories[(trajectories["iteration"] == iteration)
+                              & ~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
+        if rolled.empty:
+            return False
+        done = rolled["ended_at"].max()
     later = evals.loc[(evals["iteration"] == iteration) & (evals["split"] == "test"), "evaluated_at"]
-    return bool(len(mine)) and bool(len(later)) and later.max() >= mine.max()
+    return bool(len(later)) and later.max() >= done
 
 
 def next_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame) -> int:
-    """The iteration to run: the newest checkpoint's if it was not evaluated yet, else the one after;
-    with no checkpoint yet, the newest iteration with trajectories (0 on an empty lake)."""
-    if checkpoints.empty:
-        return latest_iteration(trajectories)
-    newest = int(checkpoints["iteration"].max())
-    return newest + 1 if finished(newest, checkpoints, evals) else newest
+    """The iteration to run: the newest one (by checkpoints and trajectories) if it is not finished, else
+    the one after (0 on an empty lake)."""
+    newest = max(int(checkpoints["iteration"].max()) if len(checkpoints) else 0, latest_iteration(trajectories))
+    return newest + 1 if finished(newest, checkpoints, evals, trajectories) else newest
 
 
 def warm_start_due(iteration: int, warm_start_tasks: int) -> bool:
@@ -71,8 +85,9 @@ def warm_start_due(iteration: int, warm_start_tasks: int) -> bool:
 
 def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame,
                    warm_start_tasks: int, rejected: Collection[str] = ()) -> IterationPlan:
-    """The next iteration from the checkpoints, evals and trajectories tables (`warm_start_tasks`: the
-    profile's nightly.warm_start_tasks; `rejected`: checkpoints kept back by promotion)."""
+    """The next iteration from the checkpoints, evals and trajectories (TRAJECTORY_COLUMNS) tables
+    (`warm_start_tasks`: the profile's nightly.warm_start_tasks; `rejected`: checkpoints kept back by
+    promotion)."""
     iteration = next_iteration(checkpoints, evals, trajectories)
     served = latest_checkpoint(checkpoints, before=iteration, rejected=rejected)
     own = checkpoints[checkpoints["iteration"] == iteration]
@@ -83,8 +98,7 @@ def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
 
 def rolled_out(trajectories: pd.DataFrame, iteration: int) -> list[str]:
     """Ids of the iteration's training and demonstration episodes (not its evaluation or validation episodes)."""
-    mine = trajectories[(trajectories["iteration"] == iteration)
-                        & ~trajectories["purpose"].isin(["evaluation", "validation"])]
+    mine = trajectories[(trajectories["iteration"] == iteration) & ~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
     return mine["trajectory_id"].tolist()
 
 

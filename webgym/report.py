@@ -111,11 +111,13 @@ def _points(con: duckdb.DuckDBPyConnection, evaluation: str) -> pd.DataFrame:
     """One point per evaluated (iteration, checkpoint) of `evaluation`, in order, labelled: `untrained` for a
     policy no checkpoints row names (the starting policy), else `it<iteration>` (iteration 0: the warm
     start), with `kept it<j>` when the night's checkpoint was kept back and the one of iteration j stayed
-    served."""
+    served, `no signal, it<j>` when the night trained none (accept kept no step of its rollouts)."""
     return con.execute("""
         SELECT e.iteration, e.checkpoint, min(e.evaluated_at) AS evaluated_at,
                CASE WHEN bool_or(c.checkpoint_id IS NULL) THEN 'untrained'
                     WHEN e.iteration = 0 THEN 'it0 warm start'
+                    WHEN NOT EXISTS (SELECT 1 FROM checkpoints k WHERE k.iteration = e.iteration)
+                         THEN 'it' || e.iteration || ' no signal, it' || any_value(c.iteration)
                     WHEN any_value(c.iteration) < e.iteration THEN 'it' || e.iteration || ' kept it' || any_value(c.iteration)
                     ELSE 'it' || e.iteration END AS point
         FROM evals e LEFT JOIN checkpoints c ON c.checkpoint_id = e.checkpoint

@@ -1,6 +1,7 @@
 """The nightly main job on the CI profile: two short iterations end to end (warm start, then the
 scorer's own rollouts), each evaluated; quality and the printed SQL queries answer afterwards; a run
-killed in the middle of a rollout finishes on the rerun without lost or duplicated episodes."""
+killed in the middle of a rollout finishes on the rerun without lost or duplicated episodes; a night whose
+rollouts give no training signal keeps the served policy, evaluates it and ends."""
 
 from __future__ import annotations
 
@@ -159,3 +160,26 @@ def test_a_warm_start_stopped_after_any_stage_resumes_to_the_uninterrupted_outco
     summary = nightly(iterations=1, config_path=profile)
     assert [(it.iteration, it.kind, it.episodes) for it in summary.iterations] == [(0, "warm start", 3)]
     assert _outcome(Lake(tmp_path / "stopped" / "data")) == _outcome(Lake(tmp_path / "straight" / "data"))
+
+
+@pytest.mark.slow
+def test_an_iteration_without_training_signal_keeps_the_served_policy_and_evaluates_it(prefect_harness,
+                                                                                       taskset_lake, tmp_path):
+    from flows.nightly import next_plan, nightly
+    from webgym.config import load_config
+
+    profile = _small_profile(tmp_path, taskset_lake)  # GRPO groups of one episode: never any reward variance
+    profile.write_text(profile.read_text() + "  episodes: 2\n  grpo_max_rounds: 0\naccept:\n  objective: grpo\n"
+                       "train:\n  objective: grpo\n")
+    summary = nightly(iterations=2, config_path=str(profile))
+    warm, barren = summary.iterations
+    assert (barren.iteration, barren.kind, barren.episodes, barren.accepted_steps) == (1, "no training signal", 2, 0)
+    assert barren.checkpoint_id is None and barren.promotion is None
+    lake = Lake(tmp_path / "data")
+    assert lake.read_table("checkpoints")["checkpoint_id"].tolist() == [warm.checkpoint_id]
+    evals = lake.read_table("evals")
+    tested = evals[(evals["iteration"] == 1) & (evals["split"] == "test")]
+    assert len(tested) == barren.evaluation.episodes > 0 and set(tested["checkpoint"]) == {warm.checkpoint_id}
+    assert not len(evals[evals["split"] == "validation"].query("iteration == 1"))  # nothing new to validate
+    plan = next_plan.fn(load_config(str(profile)))
+    assert (plan.iteration, plan.checkpoint_id, plan.trained) == (2, warm.checkpoint_id, None)

@@ -1,6 +1,7 @@
 """The nightly loop's bookkeeping at every point a run can be killed in an iteration: the rerun plans
 the same iteration, rolls out the checkpoint of the iteration before it, stays the warm start in
-iteration 0, and resumes at evaluate once the iteration's checkpoint exists."""
+iteration 0, and resumes at evaluate once the iteration's checkpoint exists. An iteration whose rollouts
+gave no training signal ends without a checkpoint, finished by the evaluation of the policy it kept."""
 
 from __future__ import annotations
 
@@ -30,8 +31,10 @@ def _evals(*rows: tuple[int, int]) -> pd.DataFrame:
                         columns=["iteration", "split", "evaluated_at"])
 
 
-def _trajectories(*iterations: int) -> pd.DataFrame:
-    return pd.DataFrame({"iteration": list(iterations)}, dtype="int64")
+def _trajectories(*iterations: int, ended: int = 0, purpose: str = "train") -> pd.DataFrame:
+    """Episodes of these iterations, all of one purpose, ended at minute `ended`."""
+    return pd.DataFrame({"iteration": pd.Series(iterations, dtype="int64"), "purpose": purpose,
+                         "ended_at": _at(ended)})
 
 
 def test_warm_start_killed_before_its_checkpoint_reruns_the_warm_start():
@@ -70,3 +73,25 @@ def test_rolled_out_leaves_the_evaluation_episodes_out():
     trajectories = pd.DataFrame({"trajectory_id": ["a", "b", "c", "d"], "iteration": [1, 1, 1, 0],
                                  "purpose": ["train", "evaluation", None, "train"]})
     assert rolled_out(trajectories, 1) == ["a", "c"]
+
+
+def test_an_iteration_without_training_signal_is_finished_by_its_evaluation():
+    # iteration 2 rolled out (until minute 45), accept kept nothing, ck1 stayed served and was evaluated at 50
+    trajectories = pd.concat([_trajectories(0, 1), _trajectories(2, ended=45)])
+    plan = plan_iteration(_checkpoints((0, 10), (1, 30)), _evals((0, 11), (1, 31), (2, 50)), trajectories,
+                          warm_start_tasks=6)
+    assert (plan.iteration, plan.checkpoint, plan.checkpoint_iteration, plan.trained) == (3, "/ck/it1", 1, None)
+
+
+def test_an_iteration_without_training_signal_killed_before_its_evaluation_runs_again():
+    trajectories = pd.concat([_trajectories(0, 1), _trajectories(2, ended=45)])
+    plan = plan_iteration(_checkpoints((0, 10), (1, 30)), _evals((0, 11), (1, 31)), trajectories, warm_start_tasks=6)
+    assert (plan.iteration, plan.checkpoint, plan.trained) == (2, "/ck/it1", None)
+
+
+def test_the_untrained_evaluation_does_not_finish_iteration_0_without_a_warm_start():
+    untrained = _trajectories(0, ended=1, purpose="evaluation")
+    plan = plan_iteration(_checkpoints(), _evals((0, 1)), pd.concat([untrained, _trajectories(0, ended=5)]), 0)
+    assert (plan.iteration, plan.untrained) == (0, True)  # rolled out after the untrained evaluation: not finished
+    plan = plan_iteration(_checkpoints(), _evals((0, 1), (0, 6)), pd.concat([untrained, _trajectories(0, ended=5)]), 0)
+    assert (plan.iteration, plan.checkpoint, plan.untrained) == (1, None, True)  # no signal, evaluated at 6

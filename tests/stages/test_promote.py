@@ -48,6 +48,12 @@ def checkpoints() -> pd.DataFrame:
                          "created_at": [NOW, NOW + dt.timedelta(hours=1), NOW + dt.timedelta(hours=2)]})
 
 
+def trajectories(*iterations: int) -> pd.DataFrame:
+    """Training episodes of these iterations, ended when their iteration began."""
+    return pd.DataFrame({"iteration": iterations, "purpose": "train",
+                         "ended_at": [NOW + dt.timedelta(hours=i) for i in iterations]})
+
+
 def test_the_served_checkpoint_skips_those_kept_back():
     promotions = pd.DataFrame({"checkpoint_id": ["c0", "c1", "c2"], "promoted": [True, True, False]})
     rejected = rejected_checkpoints(promotions)
@@ -61,7 +67,7 @@ def test_the_served_checkpoint_skips_those_kept_back():
 def test_the_next_iteration_rolls_out_the_served_checkpoint_after_one_was_kept_back():
     evals = pd.DataFrame({"iteration": [0, 1, 2], "split": ["test"] * 3,
                           "evaluated_at": [NOW + dt.timedelta(hours=h, minutes=5) for h in range(3)]})
-    plan = plan_iteration(checkpoints(), evals, pd.DataFrame({"iteration": [0, 1, 2]}), 6, rejected={"c2"})
+    plan = plan_iteration(checkpoints(), evals, trajectories(0, 1, 2), 6, rejected={"c2"})
     assert (plan.iteration, plan.checkpoint, plan.checkpoint_id, plan.checkpoint_iteration) == (3, "/c1", "c1", 1)
     assert not plan.warm_start
 
@@ -69,7 +75,7 @@ def test_the_next_iteration_rolls_out_the_served_checkpoint_after_one_was_kept_b
 def test_an_iteration_is_finished_by_its_test_evaluation_not_its_validation():
     validation_only = pd.DataFrame({"iteration": [1], "split": ["validation"],
                                     "evaluated_at": [NOW + dt.timedelta(hours=2)]})
-    assert not finished(1, checkpoints(), validation_only)
-    assert finished(1, checkpoints(), validation_only.assign(split="test"))
-    plan = plan_iteration(checkpoints().iloc[:2], validation_only, pd.DataFrame({"iteration": [0, 1]}), 6)
+    assert not finished(1, checkpoints(), validation_only, trajectories(0, 1))
+    assert finished(1, checkpoints(), validation_only.assign(split="test"), trajectories(0, 1))
+    plan = plan_iteration(checkpoints().iloc[:2], validation_only, trajectories(0, 1), 6)
     assert (plan.iteration, plan.checkpoint_id) == (1, "c0")  # resumes iteration 1 from the checkpoint before it

@@ -262,3 +262,19 @@ def test_tables_fit_the_page_in_a_browser(lake, tmp_path):
 
     scroll_width, viewport = asyncio.run(widths())
     assert scroll_width <= viewport
+
+
+def test_a_night_without_training_signal_is_its_own_point_named_by_the_policy_it_kept(lake, tmp_path):
+    _eval_lake(lake)
+    start = NOW + dt.timedelta(hours=5)  # iteration 3 trained no checkpoint: ck1 stayed served and was evaluated
+    lake.write_table("trajectories", rows([Trajectory(
+        trajectory_id=f"n{i}", task_id="t4", iteration=3, purpose="evaluation", policy="scorer", policy_version="ck1",
+        horizon=10, n_steps=1, termination="answered", started_at=start, ended_at=start) for i in range(2)]))
+    lake.write_table("evals", rows([Eval(
+        trajectory_id=f"n{i}", evaluation="scorer-2-abc", iteration=3, checkpoint="ck1", split="test", held_out="site",
+        task_id="t4", difficulty_band="easy", success=i == 0, evaluated_at=start) for i in range(2)]))
+    out = tmp_path / "night.html"
+    assert runner.invoke(app, ["--data-dir", lake.root, "report", "--out", str(out)]).exit_code == 0
+    heldout = _records(_parse(out).tables["heldout-success"])
+    assert [(r["point"], r["episodes"]) for r in heldout if r["held_out"] == "all"] == [
+        ("untrained", "4"), ("it0 warm start", "4"), ("it1", "4"), ("it2 kept it1", "4"), ("it3 no signal, it1", "2")]

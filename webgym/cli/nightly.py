@@ -45,9 +45,10 @@ def nightly(
         console.print(f"  untrained policy: held-out success {held_out(summary.baseline)}")
     for it in summary.iterations:
         rollout = "-" if it.rollout_success is None else f"{it.rollout_success:.1%}"
+        trained = f"{it.checkpoint_id} ({it.promotion['reason']})" if it.checkpoint_id else "no checkpoint"
         console.print(f"  iteration {it.iteration} ({it.kind}): {it.episodes} episodes, success {rollout}; "
-                      f"{it.accepted_steps} accepted steps -> {it.checkpoint_id} ({it.promotion['reason']}); "
-                      f"held-out success {held_out(it.evaluation)}", soft_wrap=True)
+                      f"{it.accepted_steps} accepted steps -> {trained}; held-out success {held_out(it.evaluation)}",
+                      soft_wrap=True)
     console.print("  all data-quality suites passed; rows: " + ", ".join(f"{k}={v}" for k, v in summary.rows.items()))
     console.print(f"  warehouse: {summary.warehouse}")
     console.print(f"  report: {summary.report}")
