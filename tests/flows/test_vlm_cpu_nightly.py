@@ -1,6 +1,9 @@
-"""configs/vlm-cpu.yaml shortened to its warm start: oracle demonstrations -> SFT of the small Qwen3-VL through
-the VLM trainer -> `webgym serve` -> the `chat` policy validated and evaluated over the openai client in
-Chromium, judged by the exact verifier. The GRPO iteration is not part of it: see README (the VLM path)."""
+"""configs/vlm-cpu.yaml shortened to one task per split: the warm start (oracle demonstrations -> SFT of the
+small Qwen3-VL through the VLM trainer -> `webgym serve` -> the `chat` policy validated and evaluated over
+the openai client in Chromium, judged by the exact verifier), then one GRPO iteration (a sampled group of 4
+through the server -> judge -> accept -> GRPO through the VLM trainer, or no training signal when the
+group's rewards are equal -> serve -> evaluate). After 10 epochs on one task the group's 4 samples usually
+all end in parse_error (no signal); the full profile's run in README trained GRPO."""
 
 from __future__ import annotations
 
@@ -33,8 +36,9 @@ def _profile(tmp_path, base) -> str:
         "serve": {"port": port, "state_dir": str(tmp_path / "serve")},
         # the warm start on one two-step task: what is checked is the wiring, not how far it learns
         "train": {"micro_batch_size": 2},
-        "nightly": {"build_taskset": False, "warm_start_tasks": 1, "warm_start_epochs": 10,
-                    "validation_tasks": 1, "eval_tasks": 1},
+        "accept": {"grpo_target_groups": 1},
+        "nightly": {"build_taskset": False, "warm_start_tasks": 1, "warm_start_epochs": 10, "episodes": 1,
+                    "grpo_max_rounds": 0, "validation_tasks": 1, "eval_tasks": 1},
     }
     path = tmp_path / "vlm-cpu-short.yaml"
     path.write_text(json.dumps(profile))  # JSON is YAML
@@ -55,7 +59,7 @@ def _write_tasks(profile: str) -> None:
 
 
 @pytest.mark.slow
-def test_the_vlm_cpu_warm_start_is_served_validated_and_evaluated_through_webgym_serve(tmp_path):
+def test_the_vlm_cpu_nightly_serves_validates_evaluates_and_trains_grpo_through_webgym_serve(tmp_path):
     from webgym.models.tiny import write_tiny_checkpoint
 
     base = write_tiny_checkpoint(tmp_path / "small-base", seed=0, size="small")
@@ -63,24 +67,40 @@ def test_the_vlm_cpu_warm_start_is_served_validated_and_evaluated_through_webgym
     _write_tasks(profile)
     serve = load_config(profile).serve
     try:
-        done = _webgym(profile, "nightly", "--iterations", "1")
+        done = _webgym(profile, "nightly", "--iterations", "2")
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        assert "iteration 0 (warm start)" in " ".join(done.stdout.split())
+        out = " ".join(done.stdout.split())
+        assert "iteration 0 (warm start)" in out
         lake = Lake(tmp_path / "data")
-        [checkpoint] = lake.read_table("checkpoints").to_dict("records")
-        assert checkpoint["objective"] == "sft" and checkpoint["base"] == str(base)  # the VLM trainer on policy.checkpoint
+        checkpoints = lake.read_table("checkpoints").sort_values("iteration").to_dict("records")
+        warm = checkpoints[0]
+        assert warm["objective"] == "sft" and warm["base"] == str(base)  # the VLM trainer on policy.checkpoint
         trajectories = lake.read_table("trajectories")
         chat = trajectories[trajectories["policy"] == "chat"]
-        assert set(chat["policy_version"]) == {checkpoint["checkpoint_id"]}
-        # the new checkpoint answered through the server, on validation (before promotion) and test alike
+        # iteration 1 sampled one group of 4 episodes of the train task from the warm start, through the server
+        group = chat[(chat["iteration"] == 1) & (chat["purpose"] == "train")]
+        assert len(group) == 4 and group["group_id"].nunique() == 1
+        assert set(group["policy_version"]) == {warm["checkpoint_id"]}
+        # every checkpoint answered through the server, on validation (before promotion) and test alike
         evals = lake.read_table("evals").merge(trajectories[["trajectory_id", "n_steps", "termination"]])
-        assert evals.groupby("split").size().to_dict() == {"test": 1, "validation": 1}  # one greedy episode, not 4
+        assert evals.groupby(["iteration", "split"]).size().to_dict() == {  # one greedy episode, not 4
+            (0, "test"): 1, (0, "validation"): 1, (1, "test"): 1, **({(1, "validation"): 1} if len(checkpoints) == 2
+                                                                      else {})}
         assert (evals["n_steps"] > 0).all() and "policy_error" not in set(evals["termination"])
         steps = lake.read_table("steps")
         served_steps = steps[steps["trajectory_id"].isin(chat["trajectory_id"])]
         assert served_steps["token_logprobs"].map(lambda v: v is not None and len(v) > 0).all()
-        state = supervisor.read_state(serve)  # after the night the endpoint serves the promoted checkpoint
-        assert state is not None and state.name == checkpoint["checkpoint_id"] and supervisor.process_of(state)
+        accepted = lake.read_table("accepted").query("iteration == 1")
+        if len(checkpoints) == 2:  # the group's rewards differed: GRPO trained from the warm start
+            grpo = checkpoints[1]
+            assert (grpo["objective"], grpo["base"]) == ("grpo", warm["path"]) and "iteration 1 (rollout)" in out
+            assert len(accepted) and accepted["advantage"].notna().all()
+        else:  # all 4 earned one reward: nothing to learn from, the warm start stays served
+            assert accepted.empty and "iteration 1 (no training signal)" in out
+        served = lake.read_table("promotions").query("promoted")["checkpoint_id"].tolist()[-1]
+        assert set(evals.query("iteration == 1 and split == 'test'")["checkpoint"]) == {served}
+        state = supervisor.read_state(serve)  # after the night the endpoint serves the served checkpoint
+        assert state is not None and state.name == served and supervisor.process_of(state)
     finally:
         stopped = supervisor.stop(serve)
     assert stopped is not None and supervisor.process_of(stopped) is None  # no server outlives the test
