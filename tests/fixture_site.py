@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -22,6 +23,7 @@ PAGES = {
       <a href="/next" target="_blank" style="position:absolute;left:20px;top:230px;width:120px;height:30px">New tab</a>
       <div style="position:absolute;top:2000px">bottom</div></body></html>""",
     "/next": "<html><head><title>Next</title></head><body><p>second page</p></body></html>",
+    "/slow": "<html><head><title>Slow</title></head><body><p>a slow page</p></body></html>",
     "/guarded": """<html><head><title>Just a moment...</title></head><body>
       <a href="/next" style="position:absolute;left:20px;top:20px;width:120px;height:30px">Next page</a>
       <p>Please complete the CAPTCHA to prove you are human.</p></body></html>""",
@@ -40,6 +42,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Location", redirect)
             self.end_headers()
             return
+        if self.path.startswith("/slow"):
+            time.sleep(1.0)  # a navigation that takes a while to commit
         if self.path.startswith("/down"):
             self.send_response(503)
             self.end_headers()

@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 
 MAX_WAIT_S = 10.0
 SETTLE_S = 0.06
-"""Pause after pointer/keyboard actions so handlers that navigate or open tabs have started."""
+"""Pause after pointer/keyboard actions so handlers that navigate or open tabs have started (not on pages
+with the readiness hook, IDLE_HOOK_JS)."""
 NAVIGATION_GRACE_S = 2.0
 """How long an action whose target usually navigates (link, submit) waits for a navigation that may not come."""
 
@@ -147,9 +148,14 @@ class _Effects:
         self.browsing.context.remove_listener("page", self._on_page)
 
     async def describe(self) -> str:
-        await asyncio.sleep(SETTLE_S)
+        hooked = await has_idle_hook(self.page)
+        if not hooked:
+            await asyncio.sleep(SETTLE_S)
         await settle(self.page, self.timeout_s)
-        if (self.expect_navigation or self.requested) and not (self.committed.is_set() or self.new_tab.is_set()):
+        # A page with the readiness hook that settled has no navigation coming (its handlers and links mark
+        # theirs): only a navigation request already seen is waited for, not a guess from the target.
+        expected = self.expect_navigation and not hooked
+        if (expected or self.requested) and not (self.committed.is_set() or self.new_tab.is_set()):
             waits = [asyncio.ensure_future(self.committed.wait()), asyncio.ensure_future(self.new_tab.wait())]
             await asyncio.wait(waits, timeout=self.timeout_s if self.requested else NAVIGATION_GRACE_S,
                                return_when=asyncio.FIRST_COMPLETED)
@@ -172,12 +178,25 @@ IDLE_JS = "() => document.readyState === 'complete' && (!window.__wg || window._
 synthetic sites do: no action in flight, no navigation pending), when that says so."""
 
 
+IDLE_HOOK_JS = "() => !!(window.__wg && window.__wg.idle)"
+"""The page has the readiness hook: its handlers and links mark the work they start (a request, a
+navigation) synchronously in the event that starts it, so once an action returns, `settle` sees it."""
+
+
+async def has_idle_hook(page: Page) -> bool:
+    """Whether the page exposes the readiness hook (False while its document is being replaced)."""
+    try:
+        return bool(await page.evaluate(IDLE_HOOK_JS))
+    except PlaywrightError:
+        return False
+
+
 async def settle(page: Page, timeout_s: float) -> None:
     """Wait until the page is settled, riding through navigations that replace the document."""
     deadline = time.monotonic() + timeout_s
     while (left := deadline - time.monotonic()) > 0:
         try:
-            await page.wait_for_function(IDLE_JS, timeout=left * 1000, polling=50)
+            await page.wait_for_function(IDLE_JS, timeout=left * 1000, polling=10)
             return
         except PlaywrightTimeoutError:
             log.debug("page %s did not settle within %.1f s", page.url, timeout_s)

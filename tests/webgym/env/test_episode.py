@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 from PIL import Image
@@ -9,8 +10,10 @@ from PIL import Image
 from schemas.steps import Action
 from tests.fixture_site import run_in_browser, url_of
 from webgym.config import EnvConfig
+from webgym.env import actions
 from webgym.env.episode import Episode, NavigationFailed
 from webgym.env.safety import UrlPolicy
+from webgym.sites.render import TEMPLATES
 
 
 def _policy(*servers) -> UrlPolicy:
@@ -47,6 +50,35 @@ def test_tools_report_what_they_did(site):
             assert "boundary" not in feedback[6]
             assert "A new tab opened" in feedback[8]
             assert episode.answer == "done"
+
+    run_in_browser(scenario)
+
+
+HOOKED = f"""<html><head><title>Hooked</title></head><body style="margin:0">
+  <a href="/slow" style="position:absolute;left:20px;top:20px;width:120px;height:30px">Slow page</a>
+  <a href="/next" onclick="event.preventDefault()"
+     style="position:absolute;left:20px;top:80px;width:120px;height:30px">Stays</a>
+  <div id="wg-toast"></div><script>{(TEMPLATES / "site.js").read_text()}</script></body></html>"""
+"""A page with the synthetic sites' own script, so it has their readiness hook (window.__wg.idle)."""
+
+
+def test_a_page_with_the_readiness_hook_is_followed_through_slow_links_and_not_waited_on_otherwise(site, monkeypatch):
+    site.pages["/hooked"] = HOOKED
+    monkeypatch.setattr(actions, "NAVIGATION_GRACE_S", 60.0)  # waiting on a guess would now show as a stall
+
+    async def scenario(browser):
+        async with Episode(browser, EnvConfig(), _policy(site)) as episode:
+            await episode.open(url_of(site, "/hooked"))
+            # a link whose page takes a second to commit: the hook reports it navigating from the click on
+            assert not await episode.browsing.page.evaluate(
+                "() => { document.querySelector('a[href=\"/slow\"]').click(); return window.__wg.idle(); }")
+            await episode.open(url_of(site, "/hooked"))
+            [slow] = await episode.act([Action(name="click", x=40, y=35)])
+            assert "Page navigated to" in slow.feedback and (await episode.observe()).title == "Slow"
+            await episode.open(url_of(site, "/hooked"))
+            # a link whose click handler keeps the page: once it settles, no navigation is waited for
+            [stays] = await asyncio.wait_for(episode.act([Action(name="click", x=40, y=95)]), timeout=20)
+            assert "no visible navigation" in stays.feedback and episode.browsing.page.url == url_of(site, "/hooked")
 
     run_in_browser(scenario)
 

@@ -40,8 +40,19 @@
     return params;
   }
 
+  // A plain link that leaves the document counts as navigating from the click on, so idle() never
+  // reports the page settled between the click and the browser's own navigation.
+  function leavesDocument(event) {
+    const link = event.target.closest("a[href]");
+    if (!link || event.defaultPrevented || (link.target && link.target !== "_self")) return false;
+    const to = new URL(link.href, location.href);
+    const samePage = to.origin === location.origin && to.pathname === location.pathname && to.search === location.search;
+    return to.protocol.startsWith("http") && !(samePage && to.hash);
+  }
+
   document.addEventListener("click", (event) => {
     const el = event.target.closest("[data-wg-action]");
+    if (!el && leavesDocument(event)) wg.navigating = true;
     if (!el || el.tagName === "FORM" || el.tagName === "INPUT") return;
     event.preventDefault();
     if (el.disabled || el.getAttribute("aria-disabled") === "true") return;
