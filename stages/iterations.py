@@ -71,9 +71,11 @@ def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame, tra
 
 
 def next_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame) -> int:
-    """The iteration to run: the newest one (by checkpoints and trajectories) if it is not finished, else
-    the one after (0 on an empty lake)."""
-    newest = max(int(checkpoints["iteration"].max()) if len(checkpoints) else 0, latest_iteration(trajectories))
+    """The iteration to run: the newest one (by checkpoints and training rollouts: an evaluation run by hand
+    under a later iteration number does not move the loop) if it is not finished, else the one after (0
+    on an empty lake)."""
+    rolled = trajectories[~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
+    newest = max(int(checkpoints["iteration"].max()) if len(checkpoints) else 0, latest_iteration(rolled))
     return newest + 1 if finished(newest, checkpoints, evals, trajectories) else newest
 
 

@@ -83,6 +83,13 @@ def test_an_iteration_without_training_signal_is_finished_by_its_evaluation():
     assert (plan.iteration, plan.checkpoint, plan.checkpoint_iteration, plan.trained) == (3, "/ck/it1", 1, None)
 
 
+def test_an_evaluation_run_by_hand_under_a_later_iteration_does_not_move_the_loop():
+    by_hand = _trajectories(5, ended=40, purpose="evaluation")
+    plan = plan_iteration(_checkpoints((0, 10), (1, 30)), _evals((0, 11), (1, 31), (5, 41)),
+                          pd.concat([_trajectories(0, 1), by_hand]), warm_start_tasks=6)
+    assert (plan.iteration, plan.checkpoint) == (2, "/ck/it1")
+
+
 def test_an_iteration_without_training_signal_killed_before_its_evaluation_runs_again():
     trajectories = pd.concat([_trajectories(0, 1), _trajectories(2, ended=45)])
     plan = plan_iteration(_checkpoints((0, 10), (1, 30)), _evals((0, 11), (1, 31)), trajectories, warm_start_tasks=6)
