@@ -62,7 +62,8 @@ def run_seed(profile: Path, home: Path) -> float:
         return float(finished.read_text())
     lake = Lake(home / "lake")
     left = load_config(profile).nightly.iterations - next_iteration(
-        lake.read_table("checkpoints"), lake.read_table("evals"), lake.read_table("trajectories", columns=TRAJECTORY_COLUMNS))
+        lake.read_table("checkpoints"), lake.read_table("evals"),
+        lake.read_table("trajectories", columns=TRAJECTORY_COLUMNS))
     started = time.monotonic()
     with (home / "nightly.log").open("a") as out:
         done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(profile), "nightly",

@@ -87,8 +87,8 @@ def publish_night(summary: NightlySummary) -> None:
     for done in summary.iterations:
         success = "not judged" if done.rollout_success is None else f"{done.rollout_success:.3f}"
         lines.append(f"iteration {done.iteration} ({done.kind}): {done.episodes} episodes, training-rollout success "
-                     f"{success}, {done.accepted_steps} accepted steps, checkpoint {done.checkpoint_id or 'none'}, held-out "
-                     f"success {_rate(done.evaluation)}")
+                     f"{success}, {done.accepted_steps} accepted steps, checkpoint {done.checkpoint_id or 'none'}, "
+                     f"held-out success {_rate(done.evaluation)}")
     if not summary.iterations:
         lines.append("no iteration run (checks, warehouse and report only)")
     create_markdown_artifact(_markdown("Night", lines), key="nightly-summary", description="what the night did")

@@ -52,6 +52,12 @@ TRAJECTORY_COLUMNS = ["iteration", "purpose", "ended_at"]
 EVALUATION_PURPOSES = ("evaluation", "validation")
 
 
+def training_rollouts(trajectories: pd.DataFrame, iteration: int | None = None) -> pd.DataFrame:
+    """The training and demonstration episodes (of `iteration`, when given): not evaluation or validation."""
+    rows = trajectories[~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
+    return rows if iteration is None else rows[rows["iteration"] == iteration]
+
+
 def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories: pd.DataFrame) -> bool:
     """An iteration is finished when the test split was evaluated after its own work: after its checkpoint,
     or, when it trained none (its rollouts gave accept no step: no training signal), after its training
@@ -61,8 +67,7 @@ def finished(iteration: int, checkpoints: pd.DataFrame, evals: pd.DataFrame, tra
     if len(mine):
         done = mine.max()
     else:
-        rolled = trajectories[(trajectories["iteration"] == iteration)
-                              & ~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
+        rolled = training_rollouts(trajectories, iteration)
         if rolled.empty:
             return False
         done = rolled["ended_at"].max()
@@ -74,7 +79,7 @@ def next_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
     """The iteration to run: the newest one (by checkpoints and training rollouts: an evaluation run by hand
     under a later iteration number does not move the loop) if it is not finished, else the one after (0
     on an empty lake)."""
-    rolled = trajectories[~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
+    rolled = training_rollouts(trajectories)
     newest = max(int(checkpoints["iteration"].max()) if len(checkpoints) else 0, latest_iteration(rolled))
     return newest + 1 if finished(newest, checkpoints, evals, trajectories) else newest
 
@@ -100,8 +105,7 @@ def plan_iteration(checkpoints: pd.DataFrame, evals: pd.DataFrame, trajectories:
 
 def rolled_out(trajectories: pd.DataFrame, iteration: int) -> list[str]:
     """Ids of the iteration's training and demonstration episodes (not its evaluation or validation episodes)."""
-    mine = trajectories[(trajectories["iteration"] == iteration) & ~trajectories["purpose"].isin(EVALUATION_PURPOSES)]
-    return mine["trajectory_id"].tolist()
+    return training_rollouts(trajectories, iteration)["trajectory_id"].tolist()
 
 
 def rollout_success(verdicts: pd.DataFrame, trajectory_ids: list[str]) -> float | None:
