@@ -7,7 +7,11 @@ except the configured synthetic-site hosts and allowed hosts. `address_refusal` 
 name resolved to. They are enforced at four points, because each alone has a gap:
 - tools check URLs before they navigate (the agent reads why);
 - `guard_context`'s route handler vets every request a page makes and records probes of the site
-  server's harness endpoints (the server itself answers them with a plain 404);
+  server's harness endpoints (the server itself answers them with a plain 404). Where only the
+  synthetic sites may be reached (`UrlPolicy.sites_only`, the offline default) nothing is left for
+  it to stop: the resolver rules send the site hosts to the site server and everything else to the
+  egress proxy, which refuses it. There a request listener only records, so no request waits on a
+  round trip to Python;
 - the episode's egress proxy (webgym/env/egress.py) carries every connection that is not to the
   site server (page requests, redirect hops, which routes never see, workers, WebSockets, WebRTC
   over TCP) and connects only to vetted addresses; refused redirect hops are also named, with the
@@ -82,6 +86,11 @@ class UrlPolicy:
     allow_public: bool = True
     """Whether public hosts outside site_hosts may be reached (False for the offline profile)."""
 
+    @property
+    def sites_only(self) -> bool:
+        """Whether nothing but the synthetic sites may be reached (no allowed host, no public web)."""
+        return not self.allowed_hosts and not self.allow_public
+
     def is_site(self, url: str) -> bool:
         """Whether `url` is on one of the configured synthetic-site hosts."""
         try:
@@ -145,7 +154,11 @@ class Violations:
 
 
 async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: Violations) -> None:
-    """Install the route handler, the WebRTC refusal and the navigation monitor on a context."""
+    """Install the request guard, the WebRTC refusal and the navigation monitor on a context."""
+
+    def probe(url: str) -> None:
+        if policy.is_site(url) and urlsplit(url).path.startswith(HARNESS_PATH):
+            violations.add(url, "the site server's harness endpoints are not for agents")
 
     async def handle(route: Route) -> None:
         url = route.request.url
@@ -154,14 +167,21 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
             violations.add(url, reason)
             await route.abort("blockedbyclient")
             return
-        if policy.is_site(url) and urlsplit(url).path.startswith(HARNESS_PATH):
-            violations.add(url, "the site server's harness endpoints are not for agents")
+        probe(url)
         await route.continue_()
 
     def redirected(request: Request) -> None:  # redirect hops never reach the route: name them here
         reason = policy.refusal(request.url) if request.redirected_from else None
         if reason:
             violations.add(request.url, f"redirect from {request.redirected_from.url}: {reason}")
+
+    def recorded(request: Request) -> None:  # sites only: the egress proxy refuses, this names the URL
+        reason = policy.refusal(request.url)
+        if reason:
+            violations.add(request.url, f"redirect from {request.redirected_from.url}: {reason}"
+                           if request.redirected_from else reason)
+        else:
+            probe(request.url)
 
     async def watch(frame: Frame) -> None:
         if frame.url.startswith(BROWSER_PAGES):
@@ -175,8 +195,11 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
     await context.expose_binding(
         WEBRTC_BINDING, lambda source, servers: violations.add(f"webrtc:{servers}", "WebRTC is disabled for agents"))
     await context.add_init_script(WEBRTC_SCRIPT)
-    await context.route("**/*", handle)
-    context.on("request", redirected)
+    if policy.sites_only:
+        context.on("request", recorded)
+    else:
+        await context.route("**/*", handle)
+        context.on("request", redirected)
     context.on("page", lambda page: page.on("framenavigated", watch))
     for page in context.pages:
         page.on("framenavigated", watch)

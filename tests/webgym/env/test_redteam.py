@@ -180,12 +180,9 @@ def resolver_with_rebinding(real):
     return resolve
 
 
-@pytest.fixture(scope="module")
-def outcomes(vault, redirector, tmp_path_factory):
+def play(played: list[Exploit], vault, env: EnvConfig, redirector: str | None, lake: Lake) -> dict:
     """Every case played once in one rollout: case name -> (trajectory row, its steps, what its canary saw)."""
-    lake = Lake(tmp_path_factory.mktemp("redteam") / "data")
     lake.init()
-    played = [*CASES, HONEST, *(Exploit(hedge.name, "hedge", hedge.answer.format(code=CODE), "") for hedge in HEDGES)]
     canaries = {case.name: Canary() for case in played}
     record = task_record(vault, vault.spec.goals[0])
     tasks, exploits = [], {}
@@ -196,13 +193,12 @@ def outcomes(vault, redirector, tmp_path_factory):
                               record["rubric"]))
         exploits[f"redteam-{i}"] = (case.how, target)
     settings = RolloutConfig(concurrency=4, default_horizon=3, horizons={"easy": 3, "medium": 3, "hard": 3})
-    env = EnvConfig(allow_public_web=True, allowed_hosts=[redirector])
 
     async def main() -> None:
         with SiteServer([vault]) as server:
             reader = SiteStateReader(server)
             url_policy = UrlPolicy(site_hosts=frozenset(server.sites), allowed_hosts=frozenset(env.allowed_hosts),
-                                   allow_public=True)
+                                   allow_public=env.allow_public_web)
             async with async_playwright() as playwright:
                 browser = await launch_browser(playwright, site_hosts=server.host_map(), allow=env.allowed_hosts)
                 try:
@@ -225,6 +221,27 @@ def outcomes(vault, redirector, tmp_path_factory):
             for i, case in enumerate(played)}
 
 
+@pytest.fixture(scope="module")
+def outcomes(vault, redirector, tmp_path_factory):
+    """Every case, the hedges and the control, with a self-hosted site allowed and the public web open
+    (the guard vets each request in Python)."""
+    played = [*CASES, HONEST, *(Exploit(hedge.name, "hedge", hedge.answer.format(code=CODE), "") for hedge in HEDGES)]
+    return play(played, vault, EnvConfig(allow_public_web=True, allowed_hosts=[redirector]), redirector,
+                Lake(tmp_path_factory.mktemp("redteam") / "data"))
+
+
+SITES_ONLY_CASES = [case for case in CASES if "{redirect}" not in case.target and "rebind." not in case.target]
+"""The cases that need no allowed host or public name."""
+
+
+@pytest.fixture(scope="module")
+def sites_only_outcomes(vault, tmp_path_factory):
+    """The cases again with nothing but the synthetic sites reachable (the offline default), where the
+    guard only records and the resolver rules and the egress proxy do the refusing."""
+    return play([*SITES_ONLY_CASES, HONEST], vault, EnvConfig(allow_public_web=False, allowed_hosts=[]), None,
+                Lake(tmp_path_factory.mktemp("redteam-sites-only") / "data"))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_exploit_is_refused_recorded_and_unrewarded(case, outcomes):
     trajectory, steps, reached, rubric = outcomes[case.name]
@@ -232,6 +249,11 @@ def test_exploit_is_refused_recorded_and_unrewarded(case, outcomes):
     assert case.expect in str(trajectory["error"]), f"not recorded as refused: {trajectory['error']!r}"
     assert trajectory["termination"] == "answered" and steps["state_hash"].notna().all() and len(steps) == 2
     assert not verify(rubric, trajectory["final_state"], trajectory["answer"]).success, trajectory["answer"]
+
+
+@pytest.mark.parametrize("case", SITES_ONLY_CASES, ids=[case.name for case in SITES_ONLY_CASES])
+def test_exploit_is_refused_recorded_and_unrewarded_with_only_the_sites_reachable(case, sites_only_outcomes):
+    test_exploit_is_refused_recorded_and_unrewarded(case, sites_only_outcomes)
 
 
 @pytest.mark.parametrize("hedge", HEDGES, ids=[hedge.name for hedge in HEDGES])
@@ -246,10 +268,11 @@ def test_answering_with_candidates_earns_nothing(hedge, outcomes):
     assert not verdict.success and any(w in why for w in ("enumerates", "hedges", "commits to no value")), why
 
 
-def test_an_honest_episode_is_rewarded_and_clean(outcomes):
+@pytest.mark.parametrize("played", ["outcomes", "sites_only_outcomes"])
+def test_an_honest_episode_is_rewarded_and_clean(played, request):
     """The control: the same policy and checks reward an episode that reads the code the honest way,
     so a leak in any case above would be rewarded too."""
-    trajectory, steps, reached, rubric = outcomes[HONEST.name]
+    trajectory, steps, reached, rubric = request.getfixturevalue(played)[HONEST.name]
     assert verify(rubric, trajectory["final_state"], trajectory["answer"]).success, trajectory["answer"]
     assert pd.isna(trajectory["error"]) and reached == [] and steps["state_hash"].notna().all()
     assert json.loads(trajectory["final_state"])["page"] == "vault"
