@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import annotated_types
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 
 def valid_text(value: Any) -> Any:
@@ -32,6 +32,10 @@ def valid_text(value: Any) -> Any:
 class Row(BaseModel):
     """Base of every row model: text is made storable once, here, whatever produced it (model output and
     page titles can hold lone surrogates, which neither UTF-8, Arrow nor pandas' string columns accept)."""
+
+    model_config = ConfigDict(defer_build=True)
+    """Validators are built on first use: `webgym sql` reads the column lists of every table and
+    validates no row, so it does not pay for them."""
 
     @field_validator("*", mode="before")
     @classmethod

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.progress import Progress
 
 from webgym.cli.common import config_of, console, err_console, lake_of
 from webgym.config import warehouse_path
@@ -53,6 +52,8 @@ def lake_compact(
     min_files: Annotated[int | None, typer.Option(help="Only tables with at least this many parts.")] = None,
 ) -> None:
     """Merge small Parquet parts; prints row counts and checksums before and after."""
+    from rich.progress import Progress
+
     from schemas import TABLES
 
     lake = lake_of(ctx, must_exist=True)
