@@ -36,6 +36,13 @@ ADDRESS_TYPES = {1: 4, 4: 16}
 """IPv4 and IPv6 address types and their lengths; type 3 is a host name."""
 
 
+BROWSER_SERVICES = frozenset({"content-autofill.googleapis.com"})
+"""Hosts Chromium itself calls in the background, whatever the page does (autofill field predictions
+on every page with a form; Playwright's flags switch off its other services): refused like any
+host that is not allowed, but not recorded on the episode, which did not ask for them. A page's own
+request to one is still recorded by the request guard (webgym/env/safety.py)."""
+
+
 class Refused(Exception):
     """A SOCKS request the proxy answers with an error reply instead of a connection."""
 
@@ -100,7 +107,8 @@ class EgressProxy:
                     self._open.discard(stream)
 
     async def _connect(self, host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """A connection to a vetted address of host:port; Refused (and recorded) when the policy forbids it."""
+        """A connection to a vetted address of host:port; Refused (and recorded, unless the browser's own
+        service asked for it) when the policy forbids it."""
         target = f"{f'[{host}]' if ':' in host else host}:{port}"
         url = f"http://{target}/"
         reason = self.policy.refusal(url)
@@ -110,7 +118,8 @@ class EgressProxy:
             raise Refused(_reply(UNREACHABLE), f"{host} does not resolve: {error}") from None
         reason = reason or next(filter(None, (self.policy.address_refusal(url, a) for a in addresses)), None)
         if reason:
-            self.violations.add(target, reason)
+            if host not in BROWSER_SERVICES:
+                self.violations.add(target, reason)
             raise Refused(_reply(NOT_ALLOWED), reason)
         for address in addresses:
             with contextlib.suppress(OSError, TimeoutError):

@@ -83,6 +83,17 @@ def test_an_offline_policy_refuses_public_names_without_resolving_them(canary, m
     assert code == egress.NOT_ALLOWED and resolved == [] and "not one of the configured sites" in violations.refused[0]
 
 
+def test_the_browsers_own_service_is_refused_without_counting_against_the_episode(canary, monkeypatch):
+    """Chromium asks content-autofill.googleapis.com about every page with a form: refused, but the
+    episode did nothing wrong, so its record stays clean (806 of the 1,294 trajectories of one
+    learning-curve lake carried it)."""
+    offline = UrlPolicy(allow_public=False)
+    code, _, violations, resolved = through_proxy(offline, "content-autofill.googleapis.com", 443, {}, monkeypatch)
+    assert code == egress.NOT_ALLOWED and resolved == [] and violations.refused == []
+    code, _, violations, _ = through_proxy(offline, "autofill.example", 443, {}, monkeypatch)
+    assert code == egress.NOT_ALLOWED and len(violations.refused) == 1
+
+
 def test_an_allowed_host_is_reached_at_the_address_resolved_once_with_its_own_name(canary, monkeypatch):
     policy = UrlPolicy(allowed_hosts=frozenset({"intranet.example"}), allow_public=False)
     code, body, violations, resolved = through_proxy(policy, "intranet.example", canary.port,
