@@ -80,13 +80,17 @@ class EmbedStats:
 Precision = Literal["float32", "bfloat16", "auto"]
 
 
-def resolve_precision(precision: Precision) -> str:
-    """auto: bfloat16 where the CPU computes it natively (AVX512-BF16, AMX), float32 elsewhere."""
+def resolve_precision(precision: Precision, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """auto: bfloat16 where the CPU computes it natively (the avx512_bf16 or amx_bf16 flag of Linux's
+    cpuinfo), float32 elsewhere. Read from the flags, not from torch, so a run that embeds nothing
+    new (every text cached) does not import torch."""
     if precision != "auto":
         return precision
-    import torch
-
-    return "bfloat16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "float32"
+    try:
+        flags = set(cpuinfo.read_text(errors="replace").split())
+    except OSError:
+        return "float32"
+    return "bfloat16" if flags & {"avx512_bf16", "amx_bf16"} else "float32"
 
 
 class Embedder:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -10,7 +12,7 @@ import pytest
 
 from stages.dedup import duplicate_tasks, normalised_text, similar_pairs, without_duplicates
 from webgym.config import DedupConfig
-from webgym.embeddings import Embedder
+from webgym.embeddings import Embedder, resolve_precision
 
 NOW = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
 
@@ -194,3 +196,26 @@ def test_exempt_sources_are_never_dropped_nor_embedded(embedder):
     assert dropped(duplicate_tasks(tasks, embed, DedupConfig(), NOW)) == {"2": ("1", "near")}
     assert not any("Shop A" in text for text in texts)
     assert "shop-a/rate-p2" in dropped(duplicate_tasks(tasks, embed, DedupConfig(exempt_sources=[]), NOW))
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    ("fpu sse2 avx avx2 avx512f avx512bw", "float32"),
+    ("fpu avx2 avx512f avx512_bf16", "bfloat16"),
+    ("fpu avx2 amx_tile amx_bf16", "bfloat16"),
+])
+def test_auto_precision_is_bfloat16_only_where_the_cpu_computes_it(tmp_path, flags, expected):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\n")
+    assert resolve_precision("auto", cpuinfo) == expected
+    assert resolve_precision("auto", tmp_path / "absent") == "float32"
+    assert resolve_precision("bfloat16", cpuinfo) == "bfloat16"
+
+
+def test_a_run_that_embeds_nothing_new_does_not_import_torch(tmp_path):
+    """A nightly rerun finds every task's vector cached: it must not pay torch's import (seconds)."""
+    script = ("import sys; from webgym.embeddings import Embedder; "
+              f"Embedder({str(tmp_path)!r}, precision='auto')(['Book a table for two in Lyon']); "
+              "print('torch' in sys.modules)")
+    first = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    again = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert (first.stdout.strip(), again.stdout.strip()) == ("True", "False")

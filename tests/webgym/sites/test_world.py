@@ -87,3 +87,18 @@ def test_every_shipped_family_passes_its_checks(tmp_path):
                                    cache_dir=str(tmp_path / "cache")))
     assert not world.problems, "\n".join(map(str, world.problems))
     assert len(world.families()) >= 20
+
+
+def test_an_unchanged_generated_spec_is_not_written_again(families_dir, tmp_path):
+    save_family(families_dir, tip_jar())
+    out = tmp_path / "generated"
+    load_world(settings(families_dir, generated_dir=str(out), instances=1))
+    spec = out / "tipjar-g0.yaml"
+    spec.write_text(spec.read_text().replace("\n", "\n# a reader's note\n", 1))  # after the stamp line
+    load_world(settings(families_dir, generated_dir=str(out), instances=1))
+    assert "a reader's note" in spec.read_text()
+    site = {"domain": "Shopping", "subdomain": "General Merchandise", "title": "{brand} Deluxe Tips"}
+    save_family(families_dir, tip_jar(site=site))  # what the spec is generated from changed
+    load_world(settings(families_dir, generated_dir=str(out), instances=1))
+    assert "a reader's note" not in spec.read_text() and "Deluxe Tips" in spec.read_text()
+    assert load_sites(out, cache_dir=None)["tipjar-g0"].spec.title.endswith("Deluxe Tips")
