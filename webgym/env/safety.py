@@ -170,16 +170,19 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
         probe(url)
         await route.continue_()
 
+    def refused(request: Request, reason: str) -> None:
+        hop = request.redirected_from
+        violations.add(request.url, f"redirect from {hop.url}: {reason}" if hop else reason)
+
     def redirected(request: Request) -> None:  # redirect hops never reach the route: name them here
         reason = policy.refusal(request.url) if request.redirected_from else None
         if reason:
-            violations.add(request.url, f"redirect from {request.redirected_from.url}: {reason}")
+            refused(request, reason)
 
     def recorded(request: Request) -> None:  # sites only: the egress proxy refuses, this names the URL
         reason = policy.refusal(request.url)
         if reason:
-            violations.add(request.url, f"redirect from {request.redirected_from.url}: {reason}"
-                           if request.redirected_from else reason)
+            refused(request, reason)
         else:
             probe(request.url)
 

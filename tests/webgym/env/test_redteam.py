@@ -242,18 +242,18 @@ def sites_only_outcomes(vault, tmp_path_factory):
                 Lake(tmp_path_factory.mktemp("redteam-sites-only") / "data"))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_exploit_is_refused_recorded_and_unrewarded(case, outcomes):
-    trajectory, steps, reached, rubric = outcomes[case.name]
+PLAYS = [("outcomes", case) for case in CASES] + [("sites_only_outcomes", case) for case in SITES_ONLY_CASES]
+"""Every case with an allowed host and the public web open, and those that need neither with only the sites."""
+
+
+@pytest.mark.parametrize(("played", "case"), PLAYS,
+                         ids=[case.name + ("" if played == "outcomes" else " (sites only)") for played, case in PLAYS])
+def test_exploit_is_refused_recorded_and_unrewarded(played, case, request):
+    trajectory, steps, reached, rubric = request.getfixturevalue(played)[case.name]
     assert reached == [], f"the canary was reached: {reached}"
     assert case.expect in str(trajectory["error"]), f"not recorded as refused: {trajectory['error']!r}"
     assert trajectory["termination"] == "answered" and steps["state_hash"].notna().all() and len(steps) == 2
     assert not verify(rubric, trajectory["final_state"], trajectory["answer"]).success, trajectory["answer"]
-
-
-@pytest.mark.parametrize("case", SITES_ONLY_CASES, ids=[case.name for case in SITES_ONLY_CASES])
-def test_exploit_is_refused_recorded_and_unrewarded_with_only_the_sites_reachable(case, sites_only_outcomes):
-    test_exploit_is_refused_recorded_and_unrewarded(case, sites_only_outcomes)
 
 
 @pytest.mark.parametrize("hedge", HEDGES, ids=[hedge.name for hedge in HEDGES])
