@@ -10,21 +10,23 @@ Z95 = 1.959963984540054
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a success rate: `successes` of `n` episodes ((0, 1) when n is 0)."""
+    """The Wilson score interval of a success rate: `successes` of `n` episodes ((0, 1) when n is 0). It
+    always holds the rate itself: at 0 or n successes rounding would otherwise put a bound a hair past it
+    (a plot's error bar of -1e-17 is an error)."""
     if n == 0:
         return 0.0, 1.0
     p = successes / n
     denominator = 1 + z * z / n
     center = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, center - half), min(1.0, center + half)
+    return min(p, max(0.0, center - half)), max(p, min(1.0, center + half))
 
 
 WILSON_SQL = f"""
-CREATE OR REPLACE MACRO wilson_low(k, n) AS CASE WHEN n = 0 THEN 0.0 ELSE greatest(0.0,
-    (k / n + {Z95}^2 / (2 * n) - {Z95} * sqrt((k / n) * (1 - k / n) / n + {Z95}^2 / (4 * n * n))) / (1 + {Z95}^2 / n))
+CREATE OR REPLACE MACRO wilson_low(k, n) AS CASE WHEN n = 0 THEN 0.0 ELSE least(k / n, greatest(0.0,
+    (k / n + {Z95}^2 / (2 * n) - {Z95} * sqrt((k / n) * (1 - k / n) / n + {Z95}^2 / (4 * n * n))) / (1 + {Z95}^2 / n)))
     END;
-CREATE OR REPLACE MACRO wilson_high(k, n) AS CASE WHEN n = 0 THEN 1.0 ELSE least(1.0,
-    (k / n + {Z95}^2 / (2 * n) + {Z95} * sqrt((k / n) * (1 - k / n) / n + {Z95}^2 / (4 * n * n))) / (1 + {Z95}^2 / n))
+CREATE OR REPLACE MACRO wilson_high(k, n) AS CASE WHEN n = 0 THEN 1.0 ELSE greatest(k / n, least(1.0,
+    (k / n + {Z95}^2 / (2 * n) + {Z95} * sqrt((k / n) * (1 - k / n) / n + {Z95}^2 / (4 * n * n))) / (1 + {Z95}^2 / n)))
     END"""
 """The same interval as DuckDB macros, for the warehouse's views (a test checks they agree)."""

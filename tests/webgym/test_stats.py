@@ -30,3 +30,16 @@ def test_the_sql_macros_agree_with_python():
     for successes, n in [(0, 1), (3, 7), (59, 60), (120, 180), (0, 0)]:
         low, high = con.execute(f"SELECT wilson_low({successes}, {n}), wilson_high({successes}, {n})").fetchall()[0]
         assert (low, high) == pytest.approx(wilson_interval(successes, n), abs=1e-12)
+
+
+def test_the_interval_always_holds_the_rate_itself_in_python_and_sql():
+    # 0 of 28 gave a lower bound of 1.2e-17 in SQL: the report's error bar went negative and the night failed
+    con = duckdb.connect()
+    for statement in WILSON_SQL.split(";"):
+        con.execute(statement)
+    counts = [(k, n) for n in range(1, 121) for k in range(n + 1)]
+    assert all(low <= k / n <= high for k, n in counts for low, high in [wilson_interval(k, n)])
+    outside = con.execute("""
+        SELECT count(*) FROM (SELECT k, n FROM range(1, 121) AS a(n), LATERAL (SELECT range AS k FROM range(0, n + 1)))
+        WHERE NOT (wilson_low(k, n) <= k / n AND k / n <= wilson_high(k, n))""").fetchone()[0]
+    assert outside == 0
