@@ -207,7 +207,9 @@ def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple
     if not warm and not training_signal(config, iteration):
         return ids, None
     trained = stage(settings.dispatch, train, iteration=iteration, objective="sft" if warm else None,
-                    epochs=settings.warm_start_epochs if warm else None, config_path=config_path, data_dir=root)
+                    epochs=settings.warm_start_epochs if warm else None,
+                    learning_rate=settings.warm_start_learning_rate if warm else None, config_path=config_path,
+                    data_dir=root)
     return ids, trained
 
 

@@ -32,6 +32,8 @@ def test_vlm_cpu_profile_warm_starts_then_trains_grpo_on_groups(vlm_cpu):
     assert vlm_cpu.accept.objective == "grpo"
     assert vlm_cpu.rollout.group_size >= vlm_cpu.accept.grpo_min_group_size
     assert vlm_cpu.train.device == "cpu" and vlm_cpu.train.zero_stage is None
+    # GRPO at the warm start's SFT step collapses the small model's token ratios (benchmarks/vlm_path.py)
+    assert vlm_cpu.nightly.warm_start_learning_rate >= 10 * vlm_cpu.train.learning_rate
     assert vlm_cpu.lake.data_dir != load_config(PROJECT_ROOT / "configs" / "local.yaml").lake.data_dir
 
 

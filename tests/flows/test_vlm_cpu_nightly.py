@@ -75,6 +75,8 @@ def test_the_vlm_cpu_nightly_serves_validates_evaluates_and_trains_grpo_through_
         checkpoints = lake.read_table("checkpoints").sort_values("iteration").to_dict("records")
         warm = checkpoints[0]
         assert warm["objective"] == "sft" and warm["base"] == str(base)  # the VLM trainer on policy.checkpoint
+        # the warm start's SFT takes nightly.warm_start_learning_rate, GRPO the train block's 30 times smaller step
+        assert dict(warm["metrics"])["train/lr"] == pytest.approx(3e-3)
         trajectories = lake.read_table("trajectories")
         chat = trajectories[trajectories["policy"] == "chat"]
         # iteration 1 sampled one group of 4 episodes of the train task from the warm start, through the server
@@ -94,6 +96,7 @@ def test_the_vlm_cpu_nightly_serves_validates_evaluates_and_trains_grpo_through_
         if len(checkpoints) == 2:  # the group's rewards differed: GRPO trained from the warm start
             grpo = checkpoints[1]
             assert (grpo["objective"], grpo["base"]) == ("grpo", warm["path"]) and "iteration 1 (rollout)" in out
+            assert dict(grpo["metrics"])["train/lr"] == pytest.approx(1e-4)
             assert len(accepted) and accepted["advantage"].notna().all()
         else:  # all 4 earned one reward: nothing to learn from, the warm start stays served
             assert accepted.empty and "iteration 1 (no training signal)" in out

@@ -30,6 +30,10 @@ class NightlyConfig(Section):
         default=None, ge=1,
         description="Epochs of the warm start's SFT on the oracle demonstrations (a few dozen demonstrations "
                     "want more passes than an iteration's rollouts); null: the training epochs of the profile.")
+    warm_start_learning_rate: float | None = Field(
+        default=None, gt=0,
+        description="Learning rate of the warm start's SFT; null: train.learning_rate. A small model fitted from "
+                    "scratch wants a far larger step than the GRPO that follows it (configs/vlm-cpu.yaml).")
     validation_tasks: int = Field(
         default=0, ge=0,
         description="Validation tasks (taskset.split.validation_fraction: training families, never trained on) "
