@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/vlm_path.py [--quick] [--tasks 6] [--epochs 80] [--lr 3e-3] [--seed 0]
         [--micro-batch-size 4] [--out DIR] [--grpo-tasks 12] [--grpo-sft-epochs 40] [--grpo-rounds 4]
-        [--group-size 4] [--grpo-epochs 2] [--grpo-temperature 0.7] [--grpo-lr 1e-4]
+        [--grpo-group-size 4] [--grpo-epochs 2] [--grpo-temperature 0.7] [--grpo-lr 1e-4]
 
 Everything goes through the flows a `chat` policy profile runs (issue 16, items 2, 3 and 5):
 1. `webgym models small` writes a random ~2.4 M-parameter Qwen3-VL (webgym/models/tiny.py);
@@ -95,8 +95,8 @@ def write_grpo_profile(out: Path, sft_profile: Path, start: str, args: argparse.
         "lake": {"data_dir": str(out / "lake")},
         "policy": {"checkpoint": start, "sampling": {"temperature": args.grpo_temperature}},
         "judge": {"format_error_reward": -1.0},
-        "rollout": {"group_size": args.group_size, "horizons": {"easy": 6, "medium": 10, "hard": 15}},
-        "accept": {"objective": "grpo", "grpo_target_groups": 1},
+        "rollout": {"group_size": args.grpo_group_size, "horizons": {"easy": 6, "medium": 10, "hard": 15}},
+        "accept": {"objective": "grpo"},
         "train": {"objective": "grpo", "epochs": args.grpo_epochs, "learning_rate": args.grpo_lr,
                   "checkpoints_dir": str(out / "models")},
     }
@@ -198,8 +198,8 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
     args.grpo_sft_epochs epochs, few enough that it succeeds on part of the family. Each round rolls the
     served checkpoint out in sampled groups on the GRPO tasks, judges them (a format error earns -1),
     trains GRPO from it when a group's rewards differ, serves the new checkpoint and evaluates it greedily
-    on both halves. Without a held-out screenshot it can read (15 image tokens) the small model can only
-    carry over what the halves share: the tool-call format and the click-then-answer shape."""
+    on both halves. The small model cannot read a screenshot of 15 image tokens, so all it can carry over
+    to the held-out half is what the halves share: the tool-call format and the click-then-answer shape."""
     from flows.judge import judge
     from flows.rollout import rollout
     from flows.serve import serve
@@ -220,13 +220,13 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
     rl_tasks = write_tasks(profile, family[0::2], "train")
     held_out = write_tasks(profile, family[1::2], "test")
 
-    def evaluated(round_: int) -> dict:
-        return {"held_out": greedy_success(profile, checkpoint, round_, "test"),
-                "rl_tasks_greedy": greedy_success(profile, checkpoint, round_, "train")}
+    def evaluated(served: str, round_: int) -> dict:
+        return {"held_out": greedy_success(profile, served, round_, "test"),
+                "rl_tasks_greedy": greedy_success(profile, served, round_, "train")}
 
     try:
         serve(checkpoint=checkpoint, config_path=str(profile))
-        curve = [{"round": 0, "checkpoint": Path(checkpoint).name, **evaluated(0)}]
+        curve = [{"round": 0, "checkpoint": Path(checkpoint).name, **evaluated(checkpoint, 0)}]
         for round_ in range(1, args.grpo_rounds + 1):
             sampled = rollout(iteration=round_, split="train", size=None, policy="chat", checkpoint=checkpoint,
                               config_path=str(profile))
@@ -243,7 +243,7 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
             serve(checkpoint=checkpoint, config_path=str(profile))
             curve.append({**point, "trained": True, "checkpoint": trained.checkpoint_id,
                           "groups_effective": chosen.groups_effective, "accepted_steps": trained.accepted_steps,
-                          "train_seconds": round(trained.metrics["train/time_s"], 1), **evaluated(round_)})
+                          "train_seconds": round(trained.metrics["train/time_s"], 1), **evaluated(checkpoint, round_)})
     finally:
         supervisor.stop(load_config(profile).serve)
     seconds["grpo_rounds"] = time.perf_counter() - started
@@ -256,7 +256,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="4 tasks instead of 6; items 2 and 3 still.")
     parser.add_argument("--tasks", type=int, help="Easy train tasks to demonstrate and replay (default 6; quick 4).")
     parser.add_argument("--epochs", type=int, default=80, help="SFT passes over the demonstrations.")
-    parser.add_argument("--lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW).")
+    parser.add_argument("--lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW; item 5's SFT too).")
     parser.add_argument("--micro-batch-size", type=int, default=4, help="Samples per optimiser step.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the random weights, sample order and sampling.")
     parser.add_argument("--out", type=Path, help="Keep the lake, checkpoints and server log here (default: temporary).")
@@ -265,7 +265,7 @@ def main() -> None:
     parser.add_argument("--grpo-sft-epochs", type=int, default=40,
                         help="Item 5: SFT epochs of the starting checkpoint (few: it succeeds on part of the family).")
     parser.add_argument("--grpo-rounds", type=int, default=4, help="Item 5: rounds of rollout, judge and GRPO.")
-    parser.add_argument("--group-size", type=int, default=4, help="Item 5: sampled episodes per task and round.")
+    parser.add_argument("--grpo-group-size", type=int, default=4, help="Item 5: sampled episodes per task and round.")
     parser.add_argument("--grpo-epochs", type=int, default=2, help="Item 5: GRPO passes over a round's samples.")
     parser.add_argument("--grpo-temperature", type=float, default=0.7,
                         help="Item 5: sampling temperature of GRPO's rollouts (log-probabilities stay the model's).")
