@@ -34,7 +34,7 @@ import pandas as pd  # noqa: E402
 from stages.iterations import TRAJECTORY_COLUMNS, next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
-from webgym.stats import wilson_interval  # noqa: E402
+from webgym.stats import rate_summary, wilson_interval  # noqa: E402
 from webgym.warehouse import query  # noqa: E402
 
 KINDS = {"site": "same family", "family": "unseen family"}
@@ -76,12 +76,6 @@ def run_seed(profile: Path, home: Path) -> float:
     return seconds
 
 
-def rate(successes: int, episodes: int) -> dict:
-    low, high = wilson_interval(successes, episodes)
-    return {"episodes": int(episodes), "successes": int(successes),
-            "success": successes / episodes if episodes else None, "ci95": [round(low, 4), round(high, 4)]}
-
-
 def seed_points(lake: Lake) -> pd.DataFrame:
     """One row per (point, kind) of the seed's headline evaluation: episodes and successes, for the held-out
     kinds, all of them together, and the hard band. Points in order: untrained, warm start, iterations."""
@@ -104,7 +98,7 @@ def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:
     """Success of the training rollouts per iteration (sampled, on training tasks)."""
     frame = query(lake, "SELECT iteration, trajectories AS n, successes AS k FROM rollout_success "
                         "WHERE purpose = 'train' ORDER BY iteration", load_config(config_path).judge)
-    return [{"iteration": int(r.iteration), **rate(int(r.k), int(r.n))} for r in frame.itertuples()]
+    return [{"iteration": int(r.iteration), **rate_summary(int(r.k), int(r.n))} for r in frame.itertuples()]
 
 
 def targets(pooled: pd.DataFrame) -> dict:
@@ -188,7 +182,7 @@ def main() -> None:
         episodes=("episodes", "sum"), successes=("successes", "sum"), order=("order", "min")).sort_values(["order", "kind"])
 
     def curve(frame: pd.DataFrame) -> list[dict]:
-        return [{"point": r.point, "kind": r.kind, **rate(int(r.successes), int(r.episodes))}
+        return [{"point": r.point, "kind": r.kind, **rate_summary(int(r.successes), int(r.episodes))}
                 for r in frame.itertuples()]
 
     summary = {"seeds": list(range(args.seeds)), "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks,

@@ -56,7 +56,7 @@ import pyarrow.dataset as ds  # noqa: E402
 from webgym.cli.serve import free_port  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
-from webgym.stats import wilson_interval  # noqa: E402
+from webgym.stats import rate_summary, wilson_interval  # noqa: E402
 
 WEBGYM_SERVE = "{python} -m webgym.cli serve --checkpoint {checkpoint} --port {port} --served-model-name {name}"
 
@@ -172,12 +172,6 @@ def training_tokens(profile: Path, base: Path, iteration: int) -> float:
     return sum(lengths) / len(lengths)
 
 
-def rate(success: pd.Series) -> dict:
-    """Successes of how many episodes, with the 95% Wilson interval."""
-    low, high = wilson_interval(int(success.sum()), len(success))
-    return {"successes": int(success.sum()), "episodes": len(success), "ci95": [round(low, 3), round(high, 3)]}
-
-
 def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str) -> dict:
     """Greedy episodes of the served `checkpoint`, one per task of `split`, judged by the exact verifier."""
     from flows.judge import judge
@@ -186,7 +180,8 @@ def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str) -
     report = rollout(iteration=iteration, split=split, size=None, policy="chat", checkpoint=checkpoint,
                      greedy=True, group_size=1, config_path=str(profile))
     judge(iteration=iteration, config_path=str(profile))
-    return {**rate(verdicts_of(profile, report.trajectory_ids)), "terminations": report.terminations}
+    success = verdicts_of(profile, report.trajectory_ids)
+    return {**rate_summary(int(success.sum()), len(success)), "terminations": report.terminations}
 
 
 def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[str, float]) -> dict:
@@ -231,7 +226,8 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
             sampled = rollout(iteration=round_, split="train", size=None, policy="chat", checkpoint=checkpoint,
                               config_path=str(profile))
             judge(iteration=round_, config_path=str(profile))
-            point = {"round": round_, "rollouts": {**rate(verdicts_of(profile, sampled.trajectory_ids)),
+            success = verdicts_of(profile, sampled.trajectory_ids)
+            point = {"round": round_, "rollouts": {**rate_summary(int(success.sum()), len(success)),
                                                    "terminations": sampled.terminations}}
             chosen = acceptance(load_config(profile), round_)
             if chosen.accepted.empty:  # every group earned one reward: nothing to learn, the checkpoint stays
