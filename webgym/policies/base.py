@@ -28,13 +28,15 @@ class TaskSpec:
     difficulty: int | None = None
     rubric: dict | None = None
     """The task's rubric (fact groups, with exact checks for synthetic sites)."""
+    source_id: str | None = None
+    """The id in its source; on a synthetic site "<site>/<goal>", the goal a decomposed task is part of."""
 
 
 def task_specs(tasks: pd.DataFrame) -> list[TaskSpec]:
     """TaskSpecs from rows of the tasks table."""
     return [TaskSpec(r.task_id, r.text, r.start_url, r.website,
                      int(r.difficulty) if pd.notna(r.difficulty) else None,
-                     r.rubric if isinstance(r.rubric, dict) else None)
+                     r.rubric if isinstance(r.rubric, dict) else None, getattr(r, "source_id", None))
             for r in tasks.itertuples(index=False)]
 
 

@@ -8,8 +8,9 @@ import json
 import zlib
 from collections import OrderedDict
 
-from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
-from webgym.sites.oracle import NoElement, OraclePolicy, to_browser_actions
+from schemas.rubric import Rubric
+from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput, TaskSpec
+from webgym.sites.oracle import NoElement, OraclePolicy, rubric_checks, to_browser_actions
 from webgym.sites.site import Site
 
 MAX_EPISODES = 4096
@@ -34,7 +35,7 @@ class SiteOracle:
         if planner is None:
             seed = zlib.crc32(f"{self.seed}|{observed.episode_id}".encode())
             planner = OraclePolicy(site.machine, observed.task.rubric, horizon=observed.horizon,
-                                   epsilon=self.epsilon, seed=seed)
+                                   epsilon=self.epsilon, seed=seed, whole=_whole_goal(observed.task, site))
             self._planners[observed.episode_id] = planner
             while len(self._planners) > MAX_EPISODES:
                 self._planners.popitem(last=False)
@@ -52,3 +53,13 @@ class SiteOracle:
         except NoElement as error:
             raise PolicyError(f"oracle: the page has no element for {step.action}: {error}") from None
         return PolicyOutput(actions, response=f"oracle: {step.action} {json.dumps(step.args, sort_keys=True)}")
+
+
+def _whole_goal(task: TaskSpec, site: Site) -> Rubric | None:
+    """The site goal a decomposed task was cut from (its source id names it), so that the
+    demonstration does what the task's text says; None for a whole goal or a goal the site lacks."""
+    site_name, _, goal = (task.source_id or "").partition("/")
+    if site_name != site.name or goal not in {g.id for g in site.spec.goals}:
+        return None
+    whole = site.rubric(goal)
+    return whole if rubric_checks(whole) != rubric_checks(task.rubric) else None

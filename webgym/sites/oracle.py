@@ -2,7 +2,8 @@
 
 `plan` runs the BFS (search.py) from a state to the conditions of a rubric's checks (any subset of
 a goal's fact groups is a goal too), then appends the final `answer` step. `OraclePolicy` observes
-the session's state snapshot at every step and follows a shortest path from there; with
+the session's state snapshot at every step and follows a shortest path from there (for a part of a
+goal, the whole goal's path up to where the part holds: see `OraclePolicy`); with
 `epsilon > 0` it takes a random valid action instead with that probability, so pipelines can get
 a controlled mix of successes and failures. `to_browser_actions` turns one step into the browser
 actions (schemas/steps.py Action, the tools of webgym/env/actions.py) a person would do on the
@@ -24,6 +25,7 @@ from typing import Any
 
 from schemas.rubric import Rubric
 from schemas.steps import Action
+from schemas.values import HORIZONS, difficulty_band
 from webgym.sites.expr import Compiled
 from webgym.sites.machine import ANSWER, Machine, State, Step
 from webgym.sites.search import shortest_path
@@ -83,14 +85,22 @@ def plan(machine: Machine, state: State, checks: list[dict[str, Any]], *, max_de
 
 
 class OraclePolicy:
-    """Follows a shortest path from whatever state the session is in; epsilon-noisy when asked."""
+    """Follows a shortest path from whatever state the session is in; epsilon-noisy when asked.
+
+    With `whole`, the goal a decomposed task's rubric was cut from, it follows the whole goal's
+    shortest path and answers as soon as the rubric's own checks hold. A part's own shortest path may
+    pick anything its checks leave open (another trip, another fare than the text names), so a
+    demonstration would contradict the task's text, which is the whole goal narrowed to the part."""
 
     def __init__(self, machine: Machine, rubric: Rubric | dict[str, Any], *, horizon: int = 30,
-                 epsilon: float = 0.0, seed: int = 0, max_states: int = 200_000) -> None:
+                 epsilon: float = 0.0, seed: int = 0, max_states: int = 200_000,
+                 whole: Rubric | dict[str, Any] | None = None) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be within 0..1, got {epsilon}")
         self.machine = machine
         self.checks = rubric_checks(rubric)
+        self.whole = rubric_checks(whole) if whole is not None else None
+        self.whole_depth = HORIZONS[difficulty_band(Rubric.model_validate(whole).n_facts)] if whole is not None else 0
         self.horizon = horizon
         self.epsilon = epsilon
         self.rng = random.Random(seed)
@@ -106,13 +116,29 @@ class OraclePolicy:
                 self._plan = None
                 return self.rng.choice(moves)
         if self._plan is None or not self._plan.states or self._plan.states[0] != state:
-            self._plan = plan(self.machine, state, self.checks, max_depth=self.horizon, max_states=self.max_states)
+            self._plan = self._along_whole(state) or plan(self.machine, state, self.checks, max_depth=self.horizon,
+                                                          max_states=self.max_states)
         if self._plan is None:
             return Step.of(ANSWER, {"text": "I could not complete the task."})
         step = self._plan.steps[0]
         nxt = self._plan.states[1:] if len(self._plan.states) > 1 else []
         self._plan = Plan(self._plan.steps[1:], nxt, self._plan.explored)
         return step
+
+    def _along_whole(self, state: State) -> Plan | None:
+        """The whole goal's shortest path from `state`, cut where the own checks first hold, then the
+        own answer; None without a whole goal or when that cut does not fit the horizon."""
+        if self.whole is None:
+            return None
+        path = plan(self.machine, state, self.whole, max_depth=self.whole_depth, max_states=self.max_states)
+        if path is None:
+            return None
+        conditions, answer = target(self.machine, self.checks)
+        for i, reached in enumerate(path.states[:self.horizon]):
+            env = self.machine.env(reached)
+            if all(c.fn(env) for c in conditions):
+                return Plan(path.steps[:i] + [Step.of(ANSWER, {"text": answer})], path.states[:i + 1], path.explored)
+        return None
 
 
 LOCATE_JS = """

@@ -8,7 +8,9 @@ import asyncio
 import pandas as pd
 from playwright.async_api import async_playwright
 
+from schemas.rubric import Rubric
 from schemas.tasks import Task
+from stages.decompose import template_text
 from tests.conftest import NOW, rows
 from webgym import quality
 from webgym.browser import launch_browser
@@ -80,3 +82,21 @@ def test_fully_noisy_oracle_fails_with_the_unmet_facts_marked(lake):
     verdict = verify(tasks[0].rubric, record.final_state, record.answer)
     assert record.termination == "max_steps" and not verdict.success
     assert any(f.success is False for g in verdict.groups for f in g.facts)
+
+
+def test_a_decomposed_task_is_demonstrated_as_its_text_says(lake):
+    """Any trip satisfies the passenger-details part of a booking goal (its own shortest path books
+    Boston to Denver); the demonstration still searches the trip the text names, and stops there."""
+    sites = load_sites(names=["fly-a"])
+    site = sites["fly-a"]
+    record = task_record(site, next(g for g in site.spec.goals if g.id == "book-shortest-bos-sea"))
+    whole = site.rubric("book-shortest-bos-sea")
+    part = Rubric(groups=[whole.groups[2]])
+    task = TaskSpec("bos-sea-passenger", template_text(record["text"], part.groups), record["start_url"],
+                    record["hostname"], part.n_facts, part.model_dump(), record["source_id"])
+    _rollout(lake, sites, [task], SiteOracle(sites), concurrency=1)
+    (trajectory,) = lake.read_table("trajectories").itertuples()
+    responses = lake.read_table("steps").sort_values("t")["response"].tolist()
+    assert '"to": "Seattle"' in responses[0] and '"t": "f11"' in responses[1] and '"f": "flex"' in responses[2]
+    assert not any("confirm_booking" in r for r in responses)  # the part holds before the booking
+    assert verify(part, trajectory.final_state, trajectory.answer).success
