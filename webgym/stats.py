@@ -22,13 +22,13 @@ def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, floa
     return min(p, max(0.0, center - half)), max(p, min(1.0, center + half))
 
 
-
 def rate_summary(successes: int, episodes: int) -> dict:
     """A success rate as the benchmarks print it: episodes, successes, the rate (None without episodes) and
     its 95% Wilson interval."""
     low, high = wilson_interval(successes, episodes)
     return {"episodes": int(episodes), "successes": int(successes),
             "success": successes / episodes if episodes else None, "ci95": [round(low, 4), round(high, 4)]}
+
 
 WILSON_SQL = f"""
 CREATE OR REPLACE MACRO wilson_low(k, n) AS CASE WHEN n = 0 THEN 0.0 ELSE least(k / n, greatest(0.0,

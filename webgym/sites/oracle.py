@@ -28,7 +28,7 @@ from schemas.steps import Action
 from schemas.values import HORIZONS, difficulty_band
 from webgym.sites.expr import Compiled
 from webgym.sites.machine import ANSWER, Machine, State, Step
-from webgym.sites.search import shortest_path
+from webgym.sites.search import holds, shortest_path
 from webgym.sites.tasks import expected_answer
 
 DONE = "Done."
@@ -101,6 +101,7 @@ class OraclePolicy:
         self.checks = rubric_checks(rubric)
         self.whole = rubric_checks(whole) if whole is not None else None
         self.whole_depth = HORIZONS[difficulty_band(Rubric.model_validate(whole).n_facts)] if whole is not None else 0
+        self.own_target = target(machine, self.checks) if whole is not None else None
         self.horizon = horizon
         self.epsilon = epsilon
         self.rng = random.Random(seed)
@@ -128,15 +129,14 @@ class OraclePolicy:
     def _along_whole(self, state: State) -> Plan | None:
         """The whole goal's shortest path from `state`, cut where the own checks first hold, then the
         own answer; None without a whole goal or when that cut does not fit the horizon."""
-        if self.whole is None:
+        if self.whole is None or self.own_target is None:
             return None
         path = plan(self.machine, state, self.whole, max_depth=self.whole_depth, max_states=self.max_states)
         if path is None:
             return None
-        conditions, answer = target(self.machine, self.checks)
+        conditions, answer = self.own_target
         for i, reached in enumerate(path.states[:self.horizon]):
-            env = self.machine.env(reached)
-            if all(c.fn(env) for c in conditions):
+            if holds(self.machine, reached, conditions):
                 return Plan(path.steps[:i] + [Step.of(ANSWER, {"text": answer})], path.states[:i + 1], path.explored)
         return None
 

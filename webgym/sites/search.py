@@ -91,6 +91,12 @@ def _truths(machine: Machine, name: str, tests: list[Callable]) -> Callable:
     return truths
 
 
+def holds(machine: Machine, state: State, conditions: list[Compiled]) -> bool:
+    """Every condition holds in the state."""
+    env = machine.env(state)
+    return all(c.fn(env) for c in conditions)
+
+
 def shortest_path(machine: Machine, start: State, target: list[Compiled], *, max_depth: int,
                   max_states: int = 200_000) -> Path | None:
     """Shortest path from `start` to a state where every target condition holds, or None when no
@@ -98,8 +104,7 @@ def shortest_path(machine: Machine, start: State, target: list[Compiled], *, max
     key = state_key(machine, target)
 
     def reached(state: State) -> bool:
-        env = machine.env(state)
-        return all(c.fn(env) for c in target)
+        return holds(machine, state, target)
 
     if reached(start):
         return Path([], [start], 1)
