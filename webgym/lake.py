@@ -36,10 +36,10 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import duckdb
 import fsspec
@@ -61,11 +61,16 @@ WRITER_LOCK = "_writer.lock"
 
 class LakeBusy(RuntimeError):
     """Another process holds the lake's writer lock; the message names it."""
+
+
 MERGE_FANOUT = 8
 """Parts of one size tier (size within a factor MERGE_FANOUT) that the writer merges into one."""
 ROW_GROUP_ROWS = 16_384
 """Rows per row group of every part: reading, merging and compacting hold a few groups at a time
 (a step row with its elements and page text is a few kB, so a group is tens of MB decoded)."""
+READ_ATTEMPTS = 5
+"""Listings a reader tries when writers' merges keep removing parts it listed before it opened them."""
+T = TypeVar("T")
 
 
 def _stamp() -> str:
@@ -234,6 +239,31 @@ class Lake:
         pattern = self._path(name, "part-*.parquet")
         return sorted(self.fs.glob(pattern))
 
+    def _consistent_parts(self, name: str) -> list[str]:
+        """The parts that hold each committed row once: while a merge has put its output but not yet
+        removed its inputs (or was killed there), the listing holds both, so its inputs are left out."""
+        parts = self.parts(name)
+        try:
+            plan = json.loads(self.fs.cat_file(self._intent_path(name)))
+        except FileNotFoundError:
+            return parts
+        names = {path.rsplit("/", 1)[-1] for path in parts}
+        if plan["output"].rsplit("/", 1)[-1] not in names:
+            return parts
+        inputs = {path.rsplit("/", 1)[-1] for path in plan["inputs"]}
+        return [path for path in parts if path.rsplit("/", 1)[-1] not in inputs]
+
+    def _read_parts(self, name: str, read: Callable[[list[str]], T]) -> T:
+        """`read` over the table's consistent parts. Readers take no lock, so a writer's merge may remove a
+        listed part before it is opened: then the rows are in the merge's output, and a fresh listing
+        finds them."""
+        for _ in range(READ_ATTEMPTS - 1):
+            try:
+                return read(self._consistent_parts(name))
+            except FileNotFoundError:
+                log.debug("a part of %s went while it was read (a merge); reading a fresh listing", name)
+        return read(self._consistent_parts(name))
+
     def _part_sizes(self, name: str) -> dict[str, int]:
         found = self.fs.glob(self._path(name, "part-*.parquet"), detail=True)
         return {path: int(info["size"]) for path, info in found.items()}
@@ -274,12 +304,15 @@ class Lake:
         import pyarrow.dataset as ds
 
         schema = schema_for(name)
-        parts = self.parts(name)
-        if not parts:
-            empty = schema.arrow.empty_table()
-            return empty.select(columns) if columns else empty
-        dataset = ds.dataset(parts, schema=schema.arrow, format="parquet", filesystem=self.fs)
-        return dataset.to_table(columns=columns, filter=filter)
+
+        def read(parts: list[str]) -> pa.Table:
+            if not parts:
+                empty = schema.arrow.empty_table()
+                return empty.select(columns) if columns else empty
+            dataset = ds.dataset(parts, schema=schema.arrow, format="parquet", filesystem=self.fs)
+            return dataset.to_table(columns=columns, filter=filter)
+
+        return self._read_parts(name, read)
 
     def read_table(self, name: str, columns: list[str] | None = None,
                    filter: ds.Expression | None = None) -> pd.DataFrame:
@@ -289,11 +322,13 @@ class Lake:
     def count(self, name: str) -> int:
         import pyarrow.dataset as ds
 
-        parts = self.parts(name)
-        if not parts:
-            return 0
-        return ds.dataset(parts, schema=schema_for(name).arrow, format="parquet",
-                          filesystem=self.fs).count_rows()
+        def count(parts: list[str]) -> int:
+            if not parts:
+                return 0
+            return ds.dataset(parts, schema=schema_for(name).arrow, format="parquet",
+                              filesystem=self.fs).count_rows()
+
+        return self._read_parts(name, count)
 
     def counts(self) -> dict[str, int]:
         """Rows per table, for every table of the data model."""

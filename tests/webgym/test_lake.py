@@ -241,6 +241,31 @@ def test_writer_killed_mid_write_leaves_earlier_data_complete(lake):
     assert not [p for p in os.listdir(lake.url("steps")) if p.endswith(".tmp")]
 
 
+def test_a_reader_sees_each_row_once_while_a_merge_has_put_its_output_but_kept_its_inputs(lake, monkeypatch):
+    lake.write_table("tasks", tasks_frame().iloc[:2])
+    lake.write_table("tasks", tasks_frame().iloc[2:])
+    monkeypatch.setattr(Lake, "_finish_compaction", lambda self, intent: None)  # stopped before removing inputs
+    lake.compact("tasks")
+    assert len(lake.parts("tasks")) == 3
+    assert sorted(lake.read_table("tasks")["task_id"]) == ["t1", "t2", "t3"] and lake.count("tasks") == 3
+
+
+def test_a_reader_whose_listing_a_merge_made_stale_reads_every_row_once(lake, monkeypatch):
+    """Readers take no lock: a writer's merge can remove the parts a reader listed before it opens them
+    (a nightly merging while `webgym sql` or a progress check reads)."""
+    lake.write_table("tasks", tasks_frame().iloc[:2])
+    lake.write_table("tasks", tasks_frame().iloc[2:])
+    stale = lake.parts("tasks")
+    lake.compact("tasks")
+    listed = Lake.parts
+    stale_listings = []
+    monkeypatch.setattr(Lake, "parts", lambda self, name: stale_listings.pop() if stale_listings else listed(self, name))
+    stale_listings[:] = [stale, stale]
+    assert sorted(lake.read_table("tasks")["task_id"]) == ["t1", "t2", "t3"]
+    stale_listings[:] = [stale]
+    assert lake.count("tasks") == 3 and not stale_listings
+
+
 def test_replace_table_swaps_the_whole_table_and_a_killed_swap_keeps_the_old_rows(lake):
     lake.write_table("tasks", tasks_frame().iloc[:2])
     lake.write_table("tasks", tasks_frame().iloc[2:])
