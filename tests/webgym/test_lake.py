@@ -259,7 +259,8 @@ def test_a_reader_whose_listing_a_merge_made_stale_reads_every_row_once(lake, mo
     lake.compact("tasks")
     listed = Lake.parts
     stale_listings = []
-    monkeypatch.setattr(Lake, "parts", lambda self, name: stale_listings.pop() if stale_listings else listed(self, name))
+    monkeypatch.setattr(Lake, "parts",
+                        lambda self, name: stale_listings.pop() if stale_listings else listed(self, name))
     stale_listings[:] = [stale, stale]
     assert sorted(lake.read_table("tasks")["task_id"]) == ["t1", "t2", "t3"]
     stale_listings[:] = [stale]
