@@ -1,6 +1,6 @@
 """Learning curve of the nightly loop over several seeds: does held-out success rise, and by how much.
 
-    .venv/bin/python benchmarks/learning_curve.py --seeds 3 [--profile configs/local.yaml]
+    .venv/bin/python benchmarks/learning_curve.py --seeds 3 [--first-seed 0] [--profile configs/local.yaml]
         [--eval-tasks 90] [--iterations N] [--out reports/learning_curve]
 
 Each seed runs the main job itself (`webgym nightly` on the profile, in its own lake under --out), with
@@ -157,7 +157,9 @@ def plot(per_seed: dict[int, pd.DataFrame], pooled: pd.DataFrame, path: Path) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=3, help="Seeds 0..N-1, one main job each.")
+    parser.add_argument("--seeds", type=int, default=3, help="How many seeds, one main job each.")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="Seeds run from this one up (to split the seeds over machines or sessions).")
     parser.add_argument("--profile", default=str(ROOT / "configs" / "local.yaml"), help="Profile the seeds extend.")
     parser.add_argument("--eval-tasks", type=int, default=90,
                         help="Held-out tasks per held-out kind every checkpoint is evaluated on (90: 180 episodes).")
@@ -166,7 +168,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out).resolve()
     per_seed, rollouts, promotions, seconds = {}, {}, {}, {}
-    for seed in range(args.seeds):
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    for seed in seeds:
         home = out / f"seed{seed}"
         home.mkdir(parents=True, exist_ok=True)
         profile = seed_profile(Path(args.profile), seed, home, args.eval_tasks, args.iterations)
@@ -185,7 +188,7 @@ def main() -> None:
         return [{"point": r.point, "kind": r.kind, **rate_summary(int(r.successes), int(r.episodes))}
                 for r in frame.itertuples()]
 
-    summary = {"seeds": list(range(args.seeds)), "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks,
+    summary = {"seeds": seeds, "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks,
                "pooled": curve(pooled), "targets": targets(pooled),
                "per_seed": {seed: {"curve": curve(frame), "rollouts": rollouts[seed], "promotions": promotions[seed],
                                    "seconds": seconds[seed]} for seed, frame in per_seed.items()},
