@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from webgym.config import project_path
@@ -37,3 +40,33 @@ def configure_prefect(home: Path | None = None) -> Path:
     if not logging.getLogger(PROJECT_LOGGERS[0]).level:  # the CLI's -v set them already
         set_levels()
     return Path(os.environ["PREFECT_HOME"])
+
+
+@contextmanager
+def api_starting() -> Iterator[None]:
+    """Start Prefect's temporary API server in a thread while the block runs (a command imports its flow there).
+
+    The server is a subprocess that takes 3-5 s to answer; started only when the flow first asks for a client, it
+    waits after the flow's imports instead of beside them, on the other core. Leaving the block waits for the server,
+    so the flow finds it running. Nothing starts when an API URL is configured; if the early start fails, the flow's
+    own start tries again and reports the error."""
+    thread = threading.Thread(target=_start_temporary_api, name="prefect-api-start", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+
+
+def _start_temporary_api() -> None:
+    """What prefect.get_client does first when no API URL is set (prefect/client/orchestration)."""
+    try:
+        from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+        if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+            return
+        from prefect.server.api.server import SubprocessASGIServer
+
+        SubprocessASGIServer().start()
+    except Exception as error:  # noqa: BLE001 - the flow's own start raises it where the user sees it
+        logging.getLogger(__name__).debug("early start of Prefect's temporary API failed: %s", error)

@@ -7,11 +7,14 @@ runtime; nothing below imports it.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -32,6 +35,11 @@ from webgym.config import ConfigError, is_url, load_config, project_path
 from webgym.config.profile import DEFAULT_PROFILE
 from webgym.logs import set_levels, terminal_handler
 from webgym.prefect_env import configure_prefect
+
+# The first GC generation's threshold (Python's default 700): a command that loads the world's site specs and
+# Prefect's models allocates millions of long-lived objects, and at 700 `nightly --iterations 0` spent 2.4 s in
+# ten full collections; at 20,000, 0.6 s in none, the memory a night holds unchanged.
+GC_YOUNG_THRESHOLD = 20_000
 
 app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -120,8 +128,17 @@ def _without_setting_errors(record: logging.LogRecord) -> bool:
 
 
 def run() -> None:
-    """Entry point that turns configuration and schema errors into clear one-line messages; an error in
-    a setting names the profile the command ran on."""
+    """Entry point that turns configuration and schema errors into clear one-line messages (an error in a
+    setting names the profile the command ran on), and exits without freeing every object."""
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    try:
+        _run_app()
+    except SystemExit as done:
+        _exit_without_teardown(done.code)
+    _exit_without_teardown(0)
+
+
+def _run_app() -> None:
     from schemas import SchemaError
 
     state: dict[str, Any] = {}
@@ -134,3 +151,18 @@ def run() -> None:
     except SchemaError as error:
         err_console.print(f"[red]{error}[/red]")
         sys.exit(2)
+
+
+def _exit_without_teardown(code: int | str | None) -> NoReturn:
+    """Exit as the interpreter does (threading's exit hooks, where Prefect's log and event workers drain, and the
+    join of non-daemon threads; then the atexit handlers, where Prefect stops its temporary server), minus tearing
+    down the heap: after a flow has loaded the world's sites and Prefect's models, freeing them object by object
+    took 2-3 s of the command's wall time."""
+    if isinstance(code, str):
+        err_console.print(code, markup=False, highlight=False)
+        code = 1
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code or 0)

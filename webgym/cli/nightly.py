@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from webgym.cli.common import config_of, config_path_of, console
+from webgym.prefect_env import api_starting
 
 if TYPE_CHECKING:
     from stages.evaluate import EvaluateReport
@@ -34,7 +35,8 @@ def nightly(
     iterations: Annotated[int | None, typer.Option(help="Iterations this run (default: the profile's).")] = None,
 ) -> None:
     """Run the nightly flow: task set, then rollout -> judge -> accept -> train -> serve -> evaluate, report."""
-    from flows.nightly import nightly as nightly_flow
+    with api_starting():
+        from flows.nightly import nightly as nightly_flow
 
     summary = nightly_flow(iterations=iterations, config_path=config_path_of(ctx),
                            data_dir=config_of(ctx).lake.data_dir)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -35,10 +38,9 @@ def test_every_subcommand_has_help(command):
 
 def _modules_loaded_by(*argv: str) -> tuple[str, set[str]]:
     """What a `webgym` command prints and the modules it loads, run in a fresh interpreter as a user runs it."""
-    probe = (f"import runpy, sys; sys.argv = ['webgym', *{list(argv)!r}]\n"
-             "try: runpy.run_module('webgym.cli', run_name='__main__')\n"
-             "except SystemExit: pass\n"
-             "print('MODULES', ' '.join(sorted(sys.modules)))")
+    probe = (f"import atexit, runpy, sys; sys.argv = ['webgym', *{list(argv)!r}]\n"
+             "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules))))\n"
+             "runpy.run_module('webgym.cli', run_name='__main__')")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     printed, modules = done.stdout.split("MODULES", 1)
     return printed, set(modules.split())
@@ -106,13 +108,45 @@ def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_p
     config = tmp_path / "profile.yaml"
     config.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nwarehouse:\n  path: {tmp_path / 'w.duckdb'}\n"
                       "nightly:\n  iterations: 0\n")
+    prefect_home = tmp_path / "prefect"
     done = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(config), "nightly"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PREFECT_HOME": str(prefect_home)})
     assert done.returncode == 0, done.stderr
     out = " ".join(done.stdout.split())
     assert "nightly finished" in out and "all data-quality suites passed" in out
     assert (tmp_path / "w.duckdb").exists() and (tmp_path / "reports" / "report.html").exists()
     assert "FROM eval_success WHERE split = 'test'\"" in out and Lake(tmp_path / "data").count("tasks") > 200
+    # The command exits without tearing its heap down, yet as a normal exit does: the flow's last log line reached
+    # Prefect's API before its temporary server stopped, and no server process outlives the command.
+    with sqlite3.connect(prefect_home / "prefect.db") as db:
+        messages = [m for (m,) in db.execute("SELECT l.message FROM log l JOIN flow_run r ON l.flow_run_id = r.id "
+                                             "JOIN flow f ON r.flow_id = f.id WHERE f.name = 'nightly'")]
+    assert any(m.startswith("Finished in state Completed") for m in messages), messages
+    assert not _processes_with_env("PREFECT_HOME", str(prefect_home))
+
+
+def test_the_command_exits_with_the_status_of_its_error(tmp_path):
+    config = tmp_path / "bad.yaml"
+    config.write_text("lake:\n  journal_batch_rows: 0\n")
+    bad = subprocess.run([sys.executable, "-m", "webgym.cli", "--config", str(config), "sql", "SELECT 1"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "lake.journal_batch_rows" in bad.stderr + bad.stdout
+    missing = subprocess.run([sys.executable, "-m", "webgym.cli", "--data-dir", str(tmp_path / "nope"), "sql",
+                              "SELECT 1"], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no lake at" in missing.stderr + missing.stdout
+
+
+def _processes_with_env(name: str, value: str) -> list[int]:
+    """Pids of live processes whose environment sets name=value (Linux /proc)."""
+    wanted, found = f"{name}={value}".encode(), []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if wanted in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
 
 
 def _lake_files(lake) -> dict[str, bytes]:
