@@ -18,7 +18,7 @@ print(server.running, server.running and httpx.get(server.api_url + "/health").s
 """
 
 
-def _probe(tmp_path, **env: str) -> str:
+def _probe(tmp_path, **env: str) -> list[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=180,
                           env={**clean, "PREFECT_HOME": str(tmp_path / "prefect"), **env})

@@ -38,7 +38,7 @@ from webgym.prefect_env import configure_prefect
 
 # The first GC generation's threshold (Python's default 700): a command that loads the world's site specs and
 # Prefect's models allocates millions of long-lived objects, and at 700 `nightly --iterations 0` spent 2.4 s in
-# ten full collections; at 20,000, 0.6 s in none, the memory a night holds unchanged.
+# ten full collections; at 20,000, 0.6 s in none.
 GC_YOUNG_THRESHOLD = 20_000
 
 app = typer.Typer(help="WebGym pipeline: task sets, rollouts, judging and training of web agents.",
