@@ -11,10 +11,14 @@ from webgym.prefect_env import api_starting, configure_prefect
 configure_prefect()
 with api_starting():
     pass
-from prefect.server.api.server import SubprocessASGIServer
-import httpx
-server = SubprocessASGIServer()
-print(server.running, server.running and httpx.get(server.api_url + "/health").status_code)
+import os, sys, httpx
+from pathlib import Path
+from prefect.settings import PREFECT_API_URL
+url = PREFECT_API_URL.value()
+children = [p for p in Path("/proc").glob("[0-9]*/stat") if p.read_text().rsplit(")", 1)[1].split()[1] == str(os.getpid())]
+print(url, url == os.environ["PREFECT_API_URL"], len(children), "prefect.server.api.server" in sys.modules)
+if children:
+    print(httpx.get(url + "/health").status_code)
 """
 
 
@@ -26,9 +30,13 @@ def _probe(tmp_path, **env: str) -> list[str]:
     return done.stdout.split()
 
 
-def test_leaving_the_block_finds_the_temporary_api_answering(tmp_path):
-    assert _probe(tmp_path) == ["True", "200"]
+def test_leaving_the_block_points_prefect_at_a_temporary_api_that_answers(tmp_path):
+    url, in_environment, children, server_imported, health = _probe(tmp_path)
+    assert url.startswith("http://127.0.0.1:") and in_environment == "True" and children == "1" and health == "200"
+    # Prefect's own start would import its whole server application into this process.
+    assert server_imported == "False"
 
 
 def test_nothing_starts_when_an_api_url_is_configured(tmp_path):
-    assert _probe(tmp_path, PREFECT_API_URL="http://127.0.0.1:9/api") == ["False", "False"]
+    assert _probe(tmp_path, PREFECT_API_URL="http://127.0.0.1:9/api") == ["http://127.0.0.1:9/api", "True", "0",
+                                                                          "False"]
