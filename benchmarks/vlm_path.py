@@ -53,9 +53,9 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 import pyarrow.dataset as ds  # noqa: E402
 
-from webgym.cli.serve import free_port  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
+from webgym.ports import free_port  # noqa: E402
 from webgym.stats import rate_summary, wilson_interval  # noqa: E402
 
 WEBGYM_SERVE = "{python} -m webgym.cli serve --checkpoint {checkpoint} --port {port} --served-model-name {name}"

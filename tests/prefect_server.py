@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from webgym.cli.serve import free_port
+from webgym.ports import free_port
 
 
 @dataclass

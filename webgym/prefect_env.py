@@ -11,12 +11,10 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import socket
 import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +22,7 @@ from pathlib import Path
 
 from webgym.config import project_path
 from webgym.logs import PROJECT_LOGGERS, set_levels
+from webgym.ports import HOST, free_port
 
 DEFAULTS: dict[str, str] = {
     "DO_NOT_TRACK": "1",
@@ -40,7 +39,9 @@ SERVER_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREF
 """What Prefect's SubprocessASGIServer adds to the temporary server's environment (no UI; the server's own
 ephemeral mode)."""
 UVICORN_STARTUP_FAILURE = 3
-"""uvicorn's exit status when it cannot start, e.g. the port was taken after it was chosen: try another port."""
+"""uvicorn's exit status when it cannot start: the port was taken after it was chosen (try another), or the
+application itself failed (hence only PORT_TRIES tries)."""
+PORT_TRIES = 3
 
 
 def configure_prefect(home: Path | None = None) -> Path:
@@ -63,17 +64,26 @@ def api_starting() -> Iterator[None]:
     Prefect starts its temporary server only when the flow first asks for a client: after the flow's imports
     instead of beside them, and only after importing its whole server application (2 s of this process's CPU)
     to build one command line. Here a thread runs that command line (what prefect.server.api.server's
-    SubprocessASGIServer runs) as soon as Prefect's settings are loaded, and waits for the server to answer;
-    leaving the block points PREFECT_API_URL at it, for this process and the processes it starts. The server
-    stops when the process exits, after Prefect's log and event workers have drained. Nothing starts when an API
-    URL is configured; if the server cannot start, nothing is pointed at it and the flow's own start of Prefect's
-    server reports the error."""
+    SubprocessASGIServer runs) as soon as Prefect's settings are loaded, and waits for the server to answer.
+    Leaving the block points PREFECT_API_URL at it for the rest of this process and the processes it starts
+    (a command runs one flow, then exits). The server stops when the process exits, after Prefect's log and
+    event workers have drained. Nothing starts when an API URL is configured; if the server cannot start,
+    nothing is pointed at it and the flow's own start of Prefect's server reports the error."""
     started: list[str] = []
-    thread = threading.Thread(target=lambda: started.extend(_start_temporary_api()), name="prefect-api-start",
-                              daemon=True)
+    abandon = threading.Event()
+
+    def start() -> None:
+        url = _start_temporary_api(abandon)
+        if url:
+            started.append(url)
+
+    thread = threading.Thread(target=start, name="prefect-api-start", daemon=True)
     thread.start()
     try:
         yield
+    except BaseException:  # e.g. Ctrl-C during the imports: no server for a command that is ending
+        abandon.set()
+        raise
     finally:
         thread.join()
     if started:
@@ -83,8 +93,9 @@ def api_starting() -> Iterator[None]:
         refresh_global_settings_context()
 
 
-def _start_temporary_api() -> list[str]:
-    """[the API URL of a temporary server that answers], or [] when none is needed or it did not start."""
+def _start_temporary_api(abandon: threading.Event) -> str | None:
+    """The API URL of a temporary server that answers; None when none is needed, it did not start, or `abandon`
+    was set."""
     try:
         from prefect.settings import (
             PREFECT_API_URL,
@@ -94,48 +105,44 @@ def _start_temporary_api() -> list[str]:
         )
 
         if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
-            return []
-        env = {**os.environ, **get_current_settings().to_environment_variables(exclude_unset=True), **SERVER_ENV}
+            return None
+        env = {**os.environ, **SERVER_ENV, **get_current_settings().to_environment_variables(exclude_unset=True)}
         deadline = time.monotonic() + PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.value()
-        while time.monotonic() < deadline:
-            port = _free_port()
-            server = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(_site_packages()),
-                                       "--factory", "prefect.server.api.server:create_app", "--host", "127.0.0.1",
-                                       "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env)
-            atexit.register(_stop, server)
-            url = f"http://127.0.0.1:{port}/api"
-            while time.monotonic() < deadline and server.poll() is None:
-                if _answers(f"{url}/health"):
-                    return [url]
-                time.sleep(0.1)
-            if server.poll() != UVICORN_STARTUP_FAILURE:  # timed out or failed otherwise; another port won't help
+        for _ in range(PORT_TRIES):
+            server, url = _spawn(env)
+            if _answered(server, f"{url}/health", deadline, abandon):
+                return url
+            if server.poll() != UVICORN_STARTUP_FAILURE:  # timed out, abandoned or failed otherwise
                 _stop(server)
-                return []
+                return None
     except Exception as error:  # noqa: BLE001 - the flow's own start raises it where the user sees it
         logging.getLogger(__name__).debug("early start of Prefect's temporary API failed: %s", error)
-    return []
+    return None
 
 
-def _free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _site_packages() -> Path:
-    """The folder holding the prefect package (uvicorn's --app-dir, as Prefect passes it)."""
+def _spawn(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """Prefect's temporary server on a free port, stopped when this process exits; (process, API URL)."""
     import prefect
 
-    return Path(prefect.__file__).resolve().parent.parent
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent),
+                               "--factory", "prefect.server.api.server:create_app", "--host", HOST,
+                               "--port", str(port), "--log-level", "error", "--lifespan", "on"], env=env)
+    atexit.register(_stop, server)
+    return server, f"http://{HOST}:{port}/api"
 
 
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status == 200
-    except (urllib.error.URLError, OSError):
-        return False
+def _answered(server: subprocess.Popen, health_url: str, deadline: float, abandon: threading.Event) -> bool:
+    """Whether the server answered its health check before it exited, the deadline passed or `abandon` was set."""
+    while time.monotonic() < deadline and server.poll() is None and not abandon.is_set():
+        try:
+            with urllib.request.urlopen(health_url, timeout=5) as response:
+                if response.status == 200:
+                    return True
+        except OSError:  # refused while it starts (URLError is an OSError)
+            pass
+        abandon.wait(0.1)
+    return False
 
 
 def _stop(server: subprocess.Popen) -> None:

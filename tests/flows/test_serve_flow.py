@@ -4,7 +4,6 @@ one, and a server that dies or never answers reported with its log."""
 from __future__ import annotations
 
 import shutil
-import socket
 from pathlib import Path
 
 import psutil
@@ -12,20 +11,15 @@ import pytest
 import yaml
 
 from webgym.config import ConfigError, load_config
+from webgym.ports import free_port
 from webgym.serve import supervisor
 from webgym.serve.supervisor import ServeError
 
 WEBGYM_SERVE = "{python} -m webgym.cli serve --checkpoint {checkpoint} --port {port} --served-model-name {name}"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _profile(tmp_path, command: str | None, **serve) -> str:
-    settings = {"command": command, "port": _free_port(), "state_dir": str(tmp_path / "serve"),
+    settings = {"command": command, "port": free_port(), "state_dir": str(tmp_path / "serve"),
                 "startup_timeout_s": 180, "stop_grace_s": 10, **serve}
     path = tmp_path / "profile.yaml"
     path.write_text(yaml.safe_dump({"serve": settings}))

@@ -15,9 +15,9 @@ import pytest
 
 from tests.flows.test_nightly import _webgym
 from webgym import PROJECT_ROOT
-from webgym.cli.serve import free_port
 from webgym.config import load_config
 from webgym.lake import Lake
+from webgym.ports import free_port
 from webgym.serve import supervisor
 
 FAMILIES = ["cinema", "grocery", "smarthome"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from decimal import Decimal
@@ -32,6 +33,12 @@ def _stdout_console() -> Console:
 
 console = _stdout_console()
 err_console = Console(stderr=True, soft_wrap=True)
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM (a scheduler, systemd, a CI timeout) unwinds the command like Ctrl-C: its finally blocks and atexit
+    handlers run, so the servers it started stop with it."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
 
 class OutputFormat(str, Enum):

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from webgym.cli.common import config_of, config_path_of, console
+from webgym.cli.common import config_of, config_path_of, console, exit_on_sigterm
 from webgym.prefect_env import api_starting
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ def nightly(
     iterations: Annotated[int | None, typer.Option(help="Iterations this run (default: the profile's).")] = None,
 ) -> None:
     """Run the nightly flow: task set, then rollout -> judge -> accept -> train -> serve -> evaluate, report."""
+    exit_on_sigterm()
     with api_starting():
         from flows.nightly import nightly as nightly_flow
 

@@ -17,9 +17,10 @@ from typing import Annotated, Any
 
 import typer
 
-from webgym.cli.common import config_of, config_path_of, console, err_console
+from webgym.cli.common import config_of, config_path_of, console, err_console, exit_on_sigterm
 from webgym.config import ConfigError, served_name
 from webgym.deployments import PREFECT_YAML, DeploymentSpec, load_specs, served_deployments
+from webgym.ports import HOST, free_port
 
 
 def serve_command(
@@ -55,18 +56,8 @@ def serve_command(
     http_server(build_app(vlm, name)).run(sockets=[sock])
 
 
-HOST = "127.0.0.1"
-
-
 class ServerStartError(RuntimeError):
     """`prefect server start` exited or stayed unhealthy; the message ends with its log."""
-
-
-def free_port() -> int:
-    """A port nothing listens on now (for --port 0)."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -139,8 +130,7 @@ def server_command(
     defaults = {"data_dir": config_of(ctx).lake.data_dir,
                 **({"config_path": str(Path(config_path).resolve())} if config_path else {})}
     port = port or free_port()
-    # SIGTERM unwinds like Ctrl-C, so the server started below is always stopped.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    exit_on_sigterm()
     home = Path(os.environ["PREFECT_HOME"])
     # Served runs execute in child processes that read Prefect's settings from the environment: point
     # them (and this process, below) at the server instead of the ephemeral one flows/__init__ would use.

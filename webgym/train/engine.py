@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 import time
 from collections.abc import Iterator
 
@@ -19,6 +18,7 @@ import torch
 from transformers import get_scheduler
 
 from webgym.config import TrainConfig, project_path
+from webgym.ports import free_port
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +83,7 @@ def _single_process_rendezvous() -> None:
     """A lone process plays rank 0 of 1 (torchrun and the deepspeed launcher set these for real jobs)."""
     if "RANK" in os.environ:
         return
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     os.environ.update(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     log.info("deepspeed: single process, rendezvous on 127.0.0.1:%d", port)
 

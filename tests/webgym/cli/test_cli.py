@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,27 @@ def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_p
     assert not _processes_with_env("PREFECT_HOME", str(prefect_home))
 
 
+def test_a_terminated_main_job_leaves_no_prefect_server_behind(tmp_path):
+    # A scheduler or a CI timeout stops a night with SIGTERM: the temporary API server it started stops too.
+    config = tmp_path / "profile.yaml"
+    config.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\nnightly:\n  iterations: 0\n")
+    prefect_home = str(tmp_path / "prefect")
+    night = subprocess.Popen([sys.executable, "-m", "webgym.cli", "--config", str(config), "nightly"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "PREFECT_HOME": prefect_home})
+    try:
+        deadline = time.monotonic() + 120
+        while not _servers(prefect_home) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _servers(prefect_home), "the server never started"
+        night.terminate()
+        # 143 (128 + SIGTERM), or 1 where the signal's SystemExit lands inside a library that wraps it
+        assert night.wait(timeout=60) in (128 + signal.SIGTERM, 1)
+    finally:
+        night.kill()
+    assert not _processes_with_env("PREFECT_HOME", prefect_home)
+
+
 def test_the_command_exits_with_the_status_of_its_error(tmp_path):
     config = tmp_path / "bad.yaml"
     config.write_text("lake:\n  journal_batch_rows: 0\n")
@@ -145,6 +168,18 @@ def _processes_with_env(name: str, value: str) -> list[int]:
             if wanted in environ.read_bytes().split(b"\0"):
                 found.append(int(environ.parent.name))
         except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
+
+
+def _servers(prefect_home: str) -> list[int]:
+    """Pids of the uvicorn servers with this PREFECT_HOME."""
+    found = []
+    for pid in _processes_with_env("PREFECT_HOME", prefect_home):
+        try:
+            if b"uvicorn" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:  # gone meanwhile
             continue
     return found
 
