@@ -12,11 +12,12 @@ the answer ends the episode. The difficulty mix easy:medium:hard = 2:5:3 sets th
 Besides the speedup, the async engine's throughput is given as a share of its bound: the smaller of
 the stand-in's capacity (`capacity` / mean answer time) and the browser bound, measured by a third
 run of the same episodes with instant answers and no slot limit. That share uses the async engine's
-steady rate: the steps finished between the `concurrency`-th finished episode and the one after which
-no episode is left to start, while `concurrency` episodes are always in flight. Over the whole run,
-the ramp-up and the tail (the last long episodes, one step at a time) weigh more the fewer episodes
-there are; the whole-run rate is printed too, and the speedup compares whole runs, since waiting for a
-batch's slowest episode is what the synchronous baseline costs. `--quick` (0.2 s answers) only
+steady rate: its steps per second from the `concurrency`-th finished episode to the last start (when the
+(episodes - `concurrency`)-th finishes), while `concurrency` episodes are always in flight, each episode's
+steps spread evenly over its run time. Over the whole run, the ramp-up and the tail (the last long episodes,
+one step at a time) weigh more the fewer episodes there are; the whole-run rate is printed too, and the
+speedup compares whole runs, since waiting for a batch's slowest episode is what the synchronous baseline
+costs (its in-flight count is never steady, so it has no steady rate). `--quick` (0.2 s answers) only
 smoke-tests: with so little policy time asynchrony has little to hide, and the report says so.
 """
 
@@ -24,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime as dt
 import json
 import math
 import random
 import re
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -85,24 +86,31 @@ class EngineResult:
     summary: RolloutSummary
     cpu_utilisation: float
     """Busy share of all cores while the engine ran (browser and server included)."""
-    finished: list[tuple[float, int]] = field(default_factory=list)
-    """(seconds since the start, steps of the episodes finished so far) at each finished episode."""
+    episodes: list[tuple[float, float, int]] = field(default_factory=list)
+    """(start, end, steps) of every finished episode in seconds since the run started, in the order they finished."""
     concurrency: int = 0
 
     @property
     def steady_steps_per_s(self) -> float | None:
-        """Steps per second while `concurrency` episodes were in flight (module docstring); None when the run
-        has too few episodes for such a window."""
-        first, last = self.concurrency, len(self.finished) - self.concurrency
+        """The async engine's steady rate (module docstring); None when the run has too few episodes for it."""
+        first, last = self.concurrency, len(self.episodes) - self.concurrency
         if first < 1 or last <= first:
             return None
-        (start, steps_before), (end, steps_after) = self.finished[first - 1], self.finished[last - 1]
-        return (steps_after - steps_before) / (end - start) if end > start else None
+        start, end = self.episodes[first - 1][1], self.episodes[last - 1][1]
+        if end <= start:
+            return None
+        return sum(_steps_within(episode, start, end) for episode in self.episodes) / (end - start)
 
     @property
     def per_step(self) -> dict[str, float]:
         steps = max(self.summary.steps, 1)
         return {op: self.summary.op_busy_s[op] / steps for op in OPS}
+
+
+def _steps_within(episode: tuple[float, float, int], start: float, end: float) -> int:
+    """How many of the episode's steps, spread evenly over its run time, ended in (start, end]."""
+    began, ended, steps = episode
+    return sum(start < began + (i + 1) / steps * (ended - began) <= end for i in range(steps))
 
 
 def _cpu_times() -> tuple[float, float]:
@@ -150,24 +158,22 @@ async def _run_engine(engine: str, settings: BenchSettings, workdir: Path) -> En
             policy = ChatPolicy(llm, ContextConfig(prompt="agent_qwen"), SamplingConfig(temperature=1.0, logprobs=False))
             async with async_playwright() as playwright:
                 browser = await launch_browser(playwright, site_hosts=site_server.host_map())
-                finished: list[tuple[float, int]] = []
-                steps = 0
+                episodes: list[tuple[float, float, int]] = []
+                run_started = dt.datetime.now(dt.UTC)
 
                 def progress(result: EpisodeResult) -> None:
-                    nonlocal steps
-                    steps += len(result.steps)
-                    finished.append((time.monotonic() - started, steps))
+                    episodes.append(((result.started_at - run_started).total_seconds(),
+                                     (result.ended_at - run_started).total_seconds(), len(result.steps)))
 
                 try:
                     total, idle = _cpu_times()
-                    started = time.monotonic()
                     summary = await collect(specs, policy, browser, lake, rollout, EnvConfig(), url_policy,
                                             run_id=f"bench-{engine}", progress=progress)
                     total_after, idle_after = _cpu_times()
                 finally:
                     await browser.close()
     busy = 1 - (idle_after - idle) / max(total_after - total, 1e-9)
-    return EngineResult(engine, summary, busy, finished, settings.concurrency)
+    return EngineResult(engine, summary, busy, episodes, settings.concurrency)
 
 
 def report(results: list[EngineResult], settings: BenchSettings, browser_bound: float) -> str:
@@ -179,7 +185,8 @@ def report(results: list[EngineResult], settings: BenchSettings, browser_bound: 
     lines.append(f"{'':32}" + "".join(f"{r.engine:>12}" for r in results))
     rows = [("trajectories/min", lambda r: f"{r.summary.trajectories_per_min:.2f}"),
             ("steps/s", lambda r: f"{r.summary.steps_per_s:.2f}"),
-            ("steps/s, steady", lambda r: "-" if r.steady_steps_per_s is None else f"{r.steady_steps_per_s:.2f}"),
+            ("steps/s, steady", lambda r: f"{r.steady_steps_per_s:.2f}"
+             if r.engine == "async" and r.steady_steps_per_s is not None else "-"),
             ("wall time (s)", lambda r: f"{r.summary.wall_s:.1f}"),
             ("steps", lambda r: str(r.summary.steps)),
             ("CPU utilisation", lambda r: f"{r.cpu_utilisation:.0%}")]

@@ -40,14 +40,22 @@ def test_mix_and_report():
 
 
 def test_the_steady_rate_leaves_out_the_ramp_up_and_the_tail():
-    # 8 episodes, 2 in flight: the window runs from the 2nd finished episode to the 6th, after which none is
-    # left to start. The ramp-up (2 steps in 10 s) and the tail (1 step in 30 s) would pull a whole-run rate down.
-    finished = [(10.0, 2), (11.0, 6), (12.0, 10), (13.0, 14), (14.0, 18), (15.0, 22), (45.0, 23), (46.0, 24)]
-    steady = bench.EngineResult("async", RolloutSummary(), 0.5, finished, concurrency=2)
-    assert steady.steady_steps_per_s == 4.0
-    assert bench.EngineResult("async", RolloutSummary(), 0.5, finished[:4], concurrency=2).steady_steps_per_s is None
-    summary = RolloutSummary(episodes=8, steps=24, wall_s=46.0, terminations=Counter(answered=8),
+    # 6 episodes, 2 in flight, finishing at 4, 4, 8, 8, 30, 30 s: the window runs from the 2nd finish (4 s) to the
+    # 4th (8 s), the last start, and holds 8 steps: 2 steps/s. The two slow last episodes (11 steps in 22 s) would
+    # pull the whole run down to 38 steps in 30 s.
+    episodes = [(0.0, 4.0, 4), (0.0, 4.0, 4), (4.0, 8.0, 4), (4.0, 8.0, 4), (8.0, 30.0, 11), (8.0, 30.0, 11)]
+    steady = bench.EngineResult("async", RolloutSummary(), 0.5, episodes, concurrency=2)
+    assert steady.steady_steps_per_s == 2.0
+    # An episode still running when the window ends (4 s to 12 s, 8 steps) counts the 5 steps it took inside it:
+    # window (4 s, 9 s] = 4 + 1 + 5 steps in 5 s.
+    straddling = [(0.0, 4.0, 4), (0.0, 4.0, 4), (4.0, 8.0, 4), (8.0, 9.0, 1), (4.0, 12.0, 8), (9.0, 13.0, 4)]
+    assert bench._steps_within((4.0, 12.0, 8), 4.0, 9.0) == 5
+    assert bench.EngineResult("async", RolloutSummary(), 0.5, straddling, concurrency=2).steady_steps_per_s == 2.0
+    assert bench.EngineResult("async", RolloutSummary(), 0.5, episodes[:4], concurrency=2).steady_steps_per_s is None
+    summary = RolloutSummary(episodes=6, steps=38, wall_s=30.0, terminations=Counter(answered=6),
                              op_busy_s=dict.fromkeys(["navigate", "screenshot", "execute", "policy"], 1.0), op_waited_s={})
-    text = bench.report([dataclasses.replace(steady, summary=summary), bench.EngineResult("sync", summary, 0.3)],
-                        bench.BenchSettings(), browser_bound=5.0)
+    text = bench.report([dataclasses.replace(steady, summary=summary),
+                         bench.EngineResult("sync", summary, 0.3, episodes, concurrency=2)],
+                        bench.BenchSettings(), browser_bound=2.5)
     assert "async's steady rate reached 80% of it" in text
+    assert [line.split()[-2:] for line in text.splitlines() if line.startswith("steps/s, steady")] == [["2.00", "-"]]
