@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the project needs on a Debian machine: Chromium, a .venv with the CPU torch
-# build and the project (with the train and test extras). Idempotent: a second run only checks.
+# Set up everything the project needs on a Debian machine: Chromium and its headless shell, a .venv with
+# the CPU torch build and the project (with the train and test extras). Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,10 +9,20 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_packages=()
 command -v chromium >/dev/null 2>&1 || apt_packages+=(chromium fonts-liberation)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_packages+=(python3-venv)
-if [ ${#apt_packages[@]} -gt 0 ]; then
-    echo "setup: installing Debian packages: ${apt_packages[*]}"
+# The headless-only build of the same Chromium: rollout steps cost half the CPU (webgym/browser.py). Optional:
+# without it the pipeline runs headless in chromium itself.
+headless_shell=()
+command -v chromium-headless-shell >/dev/null 2>&1 || headless_shell=(chromium-headless-shell)
+if [ $((${#apt_packages[@]} + ${#headless_shell[@]})) -gt 0 ]; then
+    echo "setup: installing Debian packages: ${apt_packages[*]} ${headless_shell[*]}"
     as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+    if [ ${#apt_packages[@]} -gt 0 ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+    fi
+    if [ ${#headless_shell[@]} -gt 0 ]; then
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${headless_shell[@]}" >/dev/null \
+            || echo "setup: chromium-headless-shell is not available here; rollouts run in chromium (slower)" >&2
+    fi
 fi
 
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
@@ -33,4 +43,4 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/pip install -q -c constraints.txt -e ".[train,test]"
     echo "$want" > "$stamp"
 fi
-echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium))"
+echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium-headless-shell || command -v chromium))"

@@ -6,17 +6,34 @@ from __future__ import annotations
 import asyncio
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import SimpleNamespace
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import async_playwright
 
-from webgym.browser import host_rules, launch_browser
+from webgym import browser as browser_module
+from webgym.browser import chromium_executable, host_rules, launch_browser
 
 
 def test_host_rules_map_sites_and_refuse_everything_else():
     rules = host_rules({"shop-a.test": "127.0.0.1:8123"}, allow=["example.org"])
     assert rules == ("MAP shop-a.test 127.0.0.1:8123, MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1, "
                      "EXCLUDE example.org")
+
+
+def test_the_headless_shell_runs_headless_work_when_playwright_has_no_browser_of_its_own(tmp_path: Path, monkeypatch):
+    shell, full = tmp_path / "chromium-headless-shell", tmp_path / "chromium"
+    monkeypatch.setattr(browser_module, "SYSTEM_HEADLESS_SHELL", str(shell))
+    monkeypatch.setattr(browser_module, "SYSTEM_CHROMIUM", str(full))
+    without_own = SimpleNamespace(chromium=SimpleNamespace(executable_path=str(tmp_path / "ms-playwright" / "chrome")))
+    assert chromium_executable(without_own) == str(full)  # no headless shell installed
+    shell.touch()
+    assert chromium_executable(without_own) == str(shell)
+    assert chromium_executable(without_own, headless=False) == str(full)  # a window needs the full browser
+    own = tmp_path / "chrome"
+    own.touch()
+    assert chromium_executable(SimpleNamespace(chromium=SimpleNamespace(executable_path=str(own)))) is None
 
 
 class _Echo(BaseHTTPRequestHandler):
