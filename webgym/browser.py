@@ -1,10 +1,11 @@
 """Launching Chromium for the pipeline.
 
 `launch_browser` starts Playwright's Chromium (when Playwright has no build of its own: Debian's
-chromium-headless-shell for headless work, else Debian's /usr/bin/chromium) with the flags ENVIRONMENT.md found necessary, and host resolver rules that map
-the synthetic sites' host names to the site server (every port of a name goes to the server's
-port, so URLs carry none: http://shop-a.test/) and make every other name fail to resolve, so an
-agent cannot leave the sites it was given.
+chromium-headless-shell for headless work, else Debian's /usr/bin/chromium) with the flags
+ENVIRONMENT.md found necessary, and host resolver rules that map the synthetic sites' host names to
+the site server (every port of a name goes to the server's port, so URLs carry none:
+http://shop-a.test/) and make every other name fail to resolve, so an agent cannot leave the sites
+it was given.
 
 Chromium's own network reaches nothing but the site hosts: everything else (loopback included) is
 sent to a proxy that does not exist, unless a context names its own proxy, as every episode does
