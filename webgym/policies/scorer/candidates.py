@@ -2,7 +2,8 @@
 
 Per observation: a click per clickable element; for each form with text fields one composite
 `fill` (type into every text field, then submit), so a form costs one step as it does for the
-oracle; an answer per short line of the page's text plus answer("Done."); scroll up/down; back.
+oracle; an answer per short line of the page's text (read with the line above it, its label) plus
+answer("Done."); scroll up/down; back.
 What a fill types is a second choice, per text field, among phrases of the task (quoted text,
 e-mail addresses, capitalised names, tokens with digits, single content words) and codes shown
 on the page, or keeping the field's current value.
@@ -27,6 +28,8 @@ MAX_LINE = 150
 """Longer page lines are not offered as answers."""
 MAX_LINES = 80
 """Page lines offered as answers, from the top of the page."""
+MAX_LABEL = 60
+"""An answer's label (its line above) is cut to this many characters in the text the scorer reads."""
 KINDS = ("link", "button", "option", "toggle", "submit", "fill", "answer", "done", "scroll_down", "scroll_up", "back")
 """Candidate kinds; the scorer sees them one-hot."""
 TEXT_ROLES = {None, "", "text", "email", "password", "search", "tel", "url", "number", "textbox"}
@@ -113,6 +116,8 @@ class Candidate:
     fields: tuple[Element, ...] = ()
     """A fill's text fields, in page order."""
     answer: str | None = None
+    label: str = ""
+    """An answer's line above it on the page (what the page calls the value)."""
 
     def actions(self, typed: Sequence[str | None] = ()) -> list[Action]:
         """The tool calls; for a fill, `typed[i]` goes into fields[i] (None keeps its value)."""
@@ -166,14 +171,19 @@ def _described(element: Element, kind: str) -> str:
     return f'click {kind} "{element.text}"{group}'
 
 
-def answer_lines(page_text: str | None) -> list[str]:
-    """Distinct short lines of the page text, top first: what an answer may quote."""
-    seen: dict[str, None] = {}
+def answer_lines(page_text: str | None) -> list[tuple[str, str]]:
+    """Distinct short lines of the page text, top first, each with the line above it: what an answer may
+    quote, and what the page calls it (a value's label sits on the line above: "Runtime (minutes)", "121")."""
+    seen: dict[str, str] = {}
+    above = ""
     for line in (page_text or "").splitlines():
         line = " ".join(line.split())
-        if 0 < len(line) <= MAX_LINE and line not in seen:
-            seen[line] = None
-    return list(seen)[:MAX_LINES]
+        if not line:
+            continue
+        if len(line) <= MAX_LINE and line not in seen:
+            seen[line] = above
+        above = line
+    return list(seen.items())[:MAX_LINES]
 
 
 def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -> list[Candidate]:
@@ -200,8 +210,9 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
         out.append(Candidate("fill", f"type into {names}{then}", key, " ".join(field_name(f) for f in fields),
                              mark=submit.mark if submit else None, fields=tuple(fields)))
     out.append(Candidate("done", f'answer "{DONE}"', "done", answer=DONE))
-    for i, line in enumerate(answer_lines(page_text)):
-        out.append(Candidate("answer", f'answer "{line}"', f"answer {i}", line, answer=line))
+    for i, (line, above) in enumerate(answer_lines(page_text)):
+        label = f' under "{above[:MAX_LABEL]}"' if above else ""
+        out.append(Candidate("answer", f'answer "{line}"{label}', f"answer {i}", line, answer=line, label=above))
     out += [Candidate("scroll_down", "scroll down", "scroll down"), Candidate("scroll_up", "scroll up", "scroll up"),
             Candidate("back", "go back", "back")]
     return out

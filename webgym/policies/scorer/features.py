@@ -15,7 +15,7 @@ from webgym.policies.scorer.candidates import (KINDS, PHRASE_SOURCES, STOPWORDS,
                                                step_choices)
 from webgym.policies.scorer.embeddings import TextEmbeddings
 
-FLAT_SCALARS = len(KINDS) + 13
+FLAT_SCALARS = len(KINDS) + 14
 FIELD_SCALARS = len(PHRASE_SOURCES) + 7
 QUESTION = re.compile(r"\?|^\W*(what|how|which|when|who|where)\b|\baccording to\b", re.I)
 NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
@@ -119,6 +119,7 @@ def flat_features(decision: Decision, embed: TextEmbeddings, history: int) -> Fl
     for i, candidate in enumerate(decision.candidates):
         target = words(candidate.target)
         numbers = {w for w in target if w.replace(".", "").isdigit()}
+        label = words(candidate.label)
         rows.append([
             *_one_hot(KINDS.index(candidate.kind), len(KINDS)),
             float(task @ cand[i]), float(page @ cand[i]), float(hist @ cand[i]),
@@ -132,6 +133,7 @@ def flat_features(decision: Decision, embed: TextEmbeddings, history: int) -> Fl
             decision.step / max(decision.horizon, 1),
             question,
             min(len(target), 10) / 10,
+            len(label & task_words) / max(len(label), 1),
         ])
     return FlatFeatures(task, page, hist, cand, np.asarray(rows, dtype=np.float32).reshape(-1, FLAT_SCALARS))
 

@@ -61,6 +61,16 @@ def test_a_page_offers_clicks_one_fill_per_form_answers_and_moves():
     assert {"scroll down", "scroll up", "back"} <= set(candidates)
 
 
+def test_an_answer_reads_the_label_on_the_line_above_it():
+    """Pages print a value under its label; the scorer reads both, so "121" is the runtime's answer."""
+    film = "Northern Signal\nRuntime (minutes)\n121\n\nRated\n12A\n12:15\nSelect\n12:15\nSelect"
+    answers = {c.answer: c for c in page_candidates([], film) if c.kind == "answer"}
+    assert answers["121"].text == 'answer "121" under "Runtime (minutes)"' and answers["121"].label == "Runtime (minutes)"
+    assert answers["Rated"].label == "121"  # blank lines are skipped
+    assert answers["12:15"].label == "12A" and list(answers).count("12:15") == 1  # a repeated line keeps its first label
+    assert answers["Northern Signal"].text == 'answer "Northern Signal"'  # the top line has no label
+
+
 def test_a_fill_types_the_chosen_phrases_keeps_the_rest_and_submits():
     order = _keys(page_candidates(CHECKOUT, PAGE))["fill 7"]
     assert order.actions(["Ada Lovelace", None]) == [Action(name="type", text="Ada Lovelace", mark=4),
