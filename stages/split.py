@@ -8,8 +8,9 @@ last `held_out_instances` generated sites of every other family and the `held_ou
 data on a structure training knows); the draw covers the other websites. Every test task records how
 it is held out (`held_out`: family or site) and every task on a synthetic site its site family. Every
 other task on a test website is removed, tasks without a website stay in training, and decomposed
-tasks follow their parent (those of a removed parent are removed). Of the training tasks, a seeded
-`validation_fraction` of lineages becomes the validation split (training families, never trained on).
+tasks follow their parent (those of a removed parent are removed). The validation split (training
+families, never trained on) is every task of the last `validation_instances` generated sites of each
+training family before its held-out ones, plus a seeded `validation_fraction` of the other lineages.
 `leaks` proves no website and no family held out whole is on both sides of the test line and no task
 lineage on two splits.
 """
@@ -71,12 +72,25 @@ def held_out_sites(sites: pd.DataFrame, config: SplitConfig) -> dict[str, str]:
     return kinds
 
 
-def _training_splits(lineage: pd.Series, in_test: np.ndarray, validation_fraction: float,
-                     rng: np.random.Generator) -> np.ndarray:
-    """test for test tasks; of the other lineages a drawn `validation_fraction` validation, the rest train."""
-    lineages = np.sort(lineage[~in_test].unique())
+def validation_sites(sites: pd.DataFrame, config: SplitConfig) -> set[str]:
+    """The validation websites: of every family not held out whole, the last `validation_instances` generated
+    sites before its held-out ones (unseen data on a known structure, as the held-out sites are)."""
+    if not config.validation_instances:
+        return set()
+    held_out = held_out_sites(sites, config)
+    generated = sites[~sites["family"].isin(config.held_out_families) & sites["seed"].notna()
+                      & ~sites["website"].isin(held_out)].sort_values(["family", "seed"])
+    return set(generated.groupby("family").tail(config.validation_instances)["website"])
+
+
+def _training_splits(lineage: pd.Series, in_test: np.ndarray, on_validation_site: np.ndarray,
+                     validation_fraction: float, rng: np.random.Generator) -> np.ndarray:
+    """test for test tasks; validation for the lineages with a task on a validation site and, of the other
+    lineages, a drawn `validation_fraction`; the rest train."""
+    lineages = np.sort(lineage[~in_test & ~on_validation_site].unique())
     chosen = rng.choice(lineages, size=int(round(validation_fraction * len(lineages))), replace=False)
-    return np.where(in_test, "test", np.where(lineage.isin(set(chosen)), "validation", "train"))
+    validation = lineage.isin(set(chosen) | set(lineage[on_validation_site])).to_numpy()
+    return np.where(in_test, "test", np.where(validation, "validation", "train"))
 
 
 def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -113,8 +127,10 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | 
     keep = in_test | (~on_test_site & parent_kept)
     kept = tasks[keep]
     family_of = {} if sites is None else dict(zip(sites["website"], sites["family"], strict=True))
+    validating = validation_sites(sites, config) if sites is not None else set()
+    on_validation_site = kept["website"].isin(validating).to_numpy()
     result = kept.assign(
-        split=_training_splits(_lineage(kept), in_test[keep], config.validation_fraction, rng),
+        split=_training_splits(_lineage(kept), in_test[keep], on_validation_site, config.validation_fraction, rng),
         held_out=[held_out[w] if test else None for w, test in zip(kept["website"], in_test[keep], strict=True)],
         family=kept["website"].map(family_of).astype(object).where(kept["website"].isin(family_of), None),
     ).reset_index(drop=True)

@@ -12,7 +12,7 @@ from schemas.tasks import Task
 from stages.export import webgym_records
 from stages.ingest import seed_tasks_from_files
 from stages.sample import evaluation_batch, training_batch
-from stages.split import LeakageError, assigned_splits, held_out_sites, leaks, split_tasks
+from stages.split import LeakageError, assigned_splits, held_out_sites, leaks, split_tasks, validation_sites
 from tests.conftest import NOW, rubric, tasks_frame
 from webgym.cli import app
 from webgym.config import SplitConfig
@@ -248,3 +248,16 @@ def test_validation_batches_come_from_the_validation_split_only():
     assert batch["task_id"].tolist() == evaluation_batch(result, 3, seed=1, split="validation")["task_id"].tolist()
     assert not set(training_batch(result, 100)["task_id"]) & set(result.loc[result["split"] == "validation",
                                                                              "task_id"])
+
+
+def test_validation_sites_are_the_last_training_sites_of_each_family_before_the_held_out_ones():
+    tasks, sites = world()
+    config = SplitConfig(held_out_families=["clinic"], held_out_instances=1, held_out_websites=["shop-b.test"],
+                         test_websites=0, validation_instances=1)
+    assert validation_sites(sites, config) == {"shop-g1.test", "mail-g1.test"}
+    result = split_tasks(tasks, config, sites)
+    validation = result[result["split"] == "validation"]
+    assert set(validation["website"]) == {"shop-g1.test", "mail-g1.test"} and len(validation) == 4
+    assert set(result.loc[result["split"] == "train", "website"]) == {"shop-g0.test", "mail-g0.test"}
+    assert set(result.loc[result["split"] == "test", "website"]) == set(held_out_sites(sites, config))
+    assert leaks(result).empty

@@ -36,10 +36,11 @@ class NightlyConfig(Section):
                     "scratch wants a far larger step than the GRPO that follows it (configs/vlm-cpu.yaml).")
     validation_tasks: int = Field(
         default=0, ge=0,
-        description="Validation tasks (taskset.split.validation_fraction: training families, never trained on) "
-                    "each new checkpoint is evaluated on greedily before it is served: it is promoted only when "
-                    "its success is at least the served checkpoint's (minus promotion_tolerance), else the "
-                    "previous policy stays served and the night says so. 0: every checkpoint is promoted.")
+        description="Validation tasks (taskset.split.validation_instances and validation_fraction: training "
+                    "families, never trained on) each new checkpoint is evaluated on greedily before it is served: "
+                    "it is promoted only when its success is at least the served checkpoint's (minus "
+                    "promotion_tolerance), else the previous policy stays served and the night says so. 0: every "
+                    "checkpoint is promoted.")
     promotion_tolerance: float = Field(
         default=0.0, ge=0, le=1,
         description="How much lower a new checkpoint's validation success may be than the served one's and "

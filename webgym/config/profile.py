@@ -50,9 +50,11 @@ class Config(Section):
     @model_validator(mode="after")
     def _validation_split_exists(self) -> Config:
         """Promotion checks need validation tasks to check on."""
-        if self.nightly.validation_tasks and not self.taskset.split.validation_fraction:
+        split = self.taskset.split
+        if self.nightly.validation_tasks and not (split.validation_fraction or split.validation_instances):
             raise ValueError("nightly.validation_tasks needs a validation split: set "
-                             "taskset.split.validation_fraction above 0 (or validation_tasks to 0)")
+                             "taskset.split.validation_fraction or validation_instances above 0 "
+                             "(or validation_tasks to 0)")
         return self
 
 

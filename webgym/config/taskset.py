@@ -139,11 +139,18 @@ class SplitConfig(Section):
         default=1, ge=0,
         description="Generated sites of every other family held out: the last this many seeds of each (new data "
                     "on a structure training knows), besides the hand-written held_out_websites.")
+    validation_instances: int = Field(
+        default=0, ge=0,
+        description="Generated sites of every training family set apart as the validation split: the last this many "
+                    "seeds before the held-out ones. A checkpoint is then checked on data it never saw on a structure "
+                    "it knows, as the held-out sites test it, so fitting the training sites does not count as "
+                    "progress; 0: none (validation_fraction alone).")
     validation_fraction: float = Field(
         default=0.0, ge=0, lt=1,
         description="Share of the training task lineages (an original task with its decompositions) set apart as the "
                     "validation split: tasks of training families never trained on, on which the nightly loop "
-                    "checks a new checkpoint before serving it (nightly.validation_tasks). 0: no validation split.")
+                    "checks a new checkpoint before serving it (nightly.validation_tasks), besides the "
+                    "validation_instances sites. 0: no lineages drawn.")
     seed: int = Field(default=0, description="Seed of the draw of test websites and tasks (and of validation tasks).")
 
 
