@@ -49,8 +49,13 @@ class Config(Section):
 
     @model_validator(mode="after")
     def _validation_split_exists(self) -> Config:
-        """Promotion checks need validation tasks to check on."""
-        split = self.taskset.split
+        """Promotion checks need validation tasks to check on, and validation sites must leave every
+        training family a generated site to train on."""
+        split, instances = self.taskset.split, self.sites.world.instances
+        if split.validation_instances and instances <= split.held_out_instances + split.validation_instances:
+            raise ValueError(f"taskset.split.validation_instances {split.validation_instances} and held_out_instances "
+                             f"{split.held_out_instances} leave no generated site of a training family to train on "
+                             f"(sites.world.instances {instances}): lower them or generate more sites")
         if self.nightly.validation_tasks and not (split.validation_fraction or split.validation_instances):
             raise ValueError("nightly.validation_tasks needs a validation split: set "
                              "taskset.split.validation_fraction or validation_instances above 0 "

@@ -32,3 +32,13 @@ def test_ci_profile_is_the_local_default_made_small():
     assert local.nightly.eval_tasks >= 60 and local.nightly.iterations >= 4 and local.nightly.episodes == 64
     assert ci.nightly.iterations == 2 and ci.nightly.episodes < local.nightly.episodes
     assert ci.judge == local.judge and ci.lake.data_dir != local.lake.data_dir
+
+
+def test_validation_sites_that_leave_a_family_nothing_to_train_on_are_named(tmp_path):
+    (tmp_path / "p.yaml").write_text("sites: {world: {instances: 2}}\n"
+                                     "taskset: {split: {held_out_instances: 1, validation_instances: 1}}\n")
+    with pytest.raises(ConfigError, match="validation_instances 1 and held_out_instances 1 leave no generated site"):
+        load_config(tmp_path / "p.yaml")
+    (tmp_path / "p.yaml").write_text("sites: {world: {instances: 3}}\n"
+                                     "taskset: {split: {held_out_instances: 1, validation_instances: 1}}\n")
+    assert load_config(tmp_path / "p.yaml").taskset.split.validation_instances == 1
