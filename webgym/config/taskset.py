@@ -142,9 +142,8 @@ class SplitConfig(Section):
     validation_instances: int = Field(
         default=0, ge=0,
         description="Generated sites of every training family set apart as the validation split: the last this many "
-                    "seeds before the held-out ones. A checkpoint is then checked on data it never saw on a structure "
-                    "it knows, as the held-out sites test it, so fitting the training sites does not count as "
-                    "progress; 0: none (validation_fraction alone).")
+                    "seeds before the held-out ones, so a checkpoint is checked on data it never saw on a structure "
+                    "it knows, as the held-out sites test it; 0: none (validation_fraction alone).")
     validation_fraction: float = Field(
         default=0.0, ge=0, lt=1,
         description="Share of the training task lineages (an original task with its decompositions) set apart as the "
