@@ -54,6 +54,13 @@ def leaks(tasks: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "value"])
 
 
+def _generated_sites(sites: pd.DataFrame, config: SplitConfig) -> pd.DataFrame:
+    """The generated sites of the families not held out whole, with `from_last`: 0 for each family's last
+    seed, 1 for the one before, and so on (held-out sites come last, validation sites just before)."""
+    generated = sites[~sites["family"].isin(config.held_out_families) & sites["seed"].notna()]
+    return generated.assign(from_last=generated.sort_values("seed").groupby("family").cumcount(ascending=False))
+
+
 def held_out_sites(sites: pd.DataFrame, config: SplitConfig) -> dict[str, str]:
     """website -> how it is held out: `family` for every site of held_out_families, `site` for the last
     held_out_instances generated sites of every other family and for the named held_out_websites.
@@ -62,11 +69,9 @@ def held_out_sites(sites: pd.DataFrame, config: SplitConfig) -> dict[str, str]:
     if unknown:
         raise ValueError(f"taskset.split.held_out_families: unknown site famil{'y' if len(unknown) == 1 else 'ies'} "
                          f"{', '.join(unknown)} (families: {', '.join(sorted(set(sites['family'])))})")
-    whole = sites["family"].isin(config.held_out_families)
-    kinds = dict.fromkeys(sites.loc[whole, "website"], "family")
-    generated = sites[~whole & sites["seed"].notna()].sort_values(["family", "seed"])
-    if config.held_out_instances:
-        kinds.update(dict.fromkeys(generated.groupby("family").tail(config.held_out_instances)["website"], "site"))
+    kinds = dict.fromkeys(sites.loc[sites["family"].isin(config.held_out_families), "website"], "family")
+    generated = _generated_sites(sites, config)
+    kinds.update(dict.fromkeys(generated.loc[generated["from_last"] < config.held_out_instances, "website"], "site"))
     for website in config.held_out_websites or []:
         kinds.setdefault(website, "site")
     return kinds
@@ -75,12 +80,9 @@ def held_out_sites(sites: pd.DataFrame, config: SplitConfig) -> dict[str, str]:
 def validation_sites(sites: pd.DataFrame, config: SplitConfig) -> set[str]:
     """The validation websites: of every family not held out whole, the last `validation_instances` generated
     sites before its held-out ones (unseen data on a known structure, as the held-out sites are)."""
-    if not config.validation_instances:
-        return set()
-    held_out = held_out_sites(sites, config)
-    generated = sites[~sites["family"].isin(config.held_out_families) & sites["seed"].notna()
-                      & ~sites["website"].isin(held_out)].sort_values(["family", "seed"])
-    return set(generated.groupby("family").tail(config.validation_instances)["website"])
+    generated = _generated_sites(sites, config)
+    before_held_out = generated["from_last"] - config.held_out_instances
+    return set(generated.loc[before_held_out.between(0, config.validation_instances - 1), "website"])
 
 
 def _training_splits(lineage: pd.Series, in_test: np.ndarray, on_validation_site: np.ndarray,
