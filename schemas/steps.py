@@ -82,6 +82,10 @@ class Step(Row):
                                   "trainer checks its recomputation against these: train/logprob_max_abs_diff).")
     state_hash: str | None = Field(default=None, description="Synthetic sites: hash of the session state after the step.")
     latency: Latency | None = Field(default=None, description="Time per operation.")
+    expert_actions: list[Action] | None = Field(
+        default=None, description="DAgger training rollouts (accept.objective dagger): the oracle's tool calls from "
+                                  "the same observation, which the trainer learns instead of `actions`; null where "
+                                  "the oracle has none (no plan left within the horizon, not a synthetic site).")
 
 
 SCHEMA = TableSchema(

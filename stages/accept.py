@@ -9,10 +9,14 @@ OBJECTIVES by `accept`:
 - grpo (WebAgent-R1 2.3, OpenWebRL 4.4): groups of one task, advantage = (r - mean) / (std + eps)
   on every turn, zero-variance groups dropped (DAPO's dynamic sampling) and the shortfall reported;
 - sft (OpenWebRL 4.2): the shortest successful trajectory per task, capped per website; oracle
-  demonstrations of train-split sites (AutoWebWorld), never of test-split ones.
+  demonstrations of train-split sites (AutoWebWorld), never of test-split ones;
+- dagger (Ross et al. 2011, on the synthetic sites): every step of the replay buffer's training episodes
+  that the oracle labelled (steps.expert_actions, which the trainer learns instead of the policy's
+  calls), successful or not, plus the oracle's successful demonstrations.
 
 WebGym's repetition penalty applies to every step that is reinforced (weight, or positive
-advantage): a step whose next step shows the same screenshot is dropped. No objective ever learns
+advantage): a step whose next step shows the same screenshot is dropped (not a step dagger relabels:
+its lesson is the oracle's call, not the repeated one). No objective ever learns
 from a task of the test split or of a test website, from a blocked episode, or from one without
 a verdict (status error / not_evaluable).
 """
@@ -29,7 +33,7 @@ import pandas as pd
 from schemas.accepted import SCHEMA as ACCEPTED
 from webgym.config import AcceptConfig, Objective
 
-STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "response", "parse_error"]
+STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "response", "parse_error", "expert_actions"]
 """The steps columns accept reads (read only these: steps also hold page text and elements)."""
 
 GRPO_EPS = 1e-6
@@ -223,9 +227,35 @@ def sft_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, confi
     return Acceptance(accepted, {**counts, "steps_kept": len(accepted)})
 
 
+def dagger_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, config: AcceptConfig) -> Acceptance:
+    """One row per step of the replay buffer (the last `replay_iterations` iterations up to `iteration`)
+    that the oracle labelled in a usable episode of a learned policy, whatever the episode's outcome
+    (the states a policy reaches by its own mistakes are the ones demonstrations never show), and per
+    step of a successful oracle demonstration (repeated steps dropped), weight 1; with
+    `samples_per_iteration`, a recency-biased draw of that many. reason: oracle label or oracle
+    demonstration, with the age when older than `iteration`."""
+    window = episodes[episodes["iteration"].between(iteration - config.replay_iterations + 1, iteration)]
+    usable = window[window["usable"]]
+    oracle = usable["policy"] == "oracle"
+    demonstrations, rolled = usable[oracle & usable["success"].astype(bool)], usable[~oracle]
+    counts = {"trajectories": len(usable), "trajectories_kept": len(demonstrations) + len(rolled), **_excluded(window)}
+    shown = _steps_of(steps, demonstrations.assign(age=iteration - demonstrations["iteration"]), ["age"])
+    shown = _reinforced(shown, pd.Series(True, index=shown.index), config, counts)
+    reached = _steps_of(steps, rolled.assign(age=iteration - rolled["iteration"]), ["age"])
+    labelled = reached["expert_actions"].notna()
+    counts["steps_unlabelled"] = int((~labelled).sum())
+    rows = pd.concat([shown.assign(lesson="oracle demonstration"),
+                      reached[labelled].assign(lesson="oracle label")], ignore_index=True)
+    if config.samples_per_iteration is not None:
+        rows = replay_sample(rows, config.samples_per_iteration, config.recency_power, [config.seed, iteration])
+    reason = np.where(rows["age"] == 0, rows["lesson"], rows["lesson"] + ", age " + rows["age"].astype(str))
+    accepted = _accepted(rows, iteration, "dagger", reason)
+    return Acceptance(accepted, {**counts, "steps_kept": len(accepted)})
+
+
 ObjectiveFn = Callable[[pd.DataFrame, pd.DataFrame, int, AcceptConfig], Acceptance]
 OBJECTIVES: dict[Objective, ObjectiveFn] = {"filtered_bc": filtered_bc_steps, "reinforce": reinforce_steps,
-                                      "grpo": grpo_steps, "sft": sft_steps}
+                                      "grpo": grpo_steps, "sft": sft_steps, "dagger": dagger_steps}
 """accept.objective -> its selection rule."""
 
 

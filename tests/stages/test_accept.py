@@ -13,8 +13,9 @@ from schemas.judgments import Judgment
 from schemas.steps import Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
-from stages.accept import (Acceptance, accept, filtered_bc_steps, grpo_steps, judged_episodes, reinforce_steps,
-                           repeated_steps, replay_sample, sft_steps)
+from schemas.steps import Action
+from stages.accept import (Acceptance, accept, dagger_steps, filtered_bc_steps, grpo_steps, judged_episodes,
+                           reinforce_steps, repeated_steps, replay_sample, sft_steps)
 from tests.conftest import NOW, rows, tasks_frame
 from webgym import warehouse
 from webgym.config import AcceptConfig
@@ -33,7 +34,8 @@ def _tasks() -> pd.DataFrame:
 def _world(*episodes: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(verdicts, trajectories, steps) of episodes given as dicts: id, task, iteration, reward (success
     when 1), shots (one screenshot hash per step), and optionally policy, group, blocked, status,
-    responses, parse_errors (steps with a parse error), verdict (False: not judged)."""
+    responses, parse_errors (steps with a parse error), labels (steps the oracle labelled), verdict
+    (False: not judged)."""
     verdicts, trajectories, steps = [], [], []
     for e in episodes:
         shots = e.get("shots", "ab")
@@ -44,7 +46,8 @@ def _world(*episodes: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             n_steps=len(shots), termination="answered", started_at=NOW, ended_at=NOW))
         responses = e.get("responses", ["r"] * len(shots))
         steps += [Step(trajectory_id=e["id"], t=t, screenshot_sha256=sha, response=responses[t],
-                       parse_error="bad" if t in e.get("parse_errors", ()) else None)
+                       parse_error="bad" if t in e.get("parse_errors", ()) else None,
+                       expert_actions=[Action(name="click", mark=1)] if t in e.get("labels", ()) else None)
                   for t, sha in enumerate(shots)]
         if e.get("verdict", True):
             verdicts.append({"trajectory_id": e["id"], "success": reward == 1.0, "reward": reward,
@@ -238,3 +241,26 @@ def test_empty_inputs_accept_nothing():
     for objective in ("filtered_bc", "reinforce", "grpo", "sft"):
         result = accept(verdicts, trajectories, steps, _tasks(), 0, AcceptConfig(objective=objective))
         assert result.accepted.empty and list(result.accepted.columns) == ACCEPTED.columns
+
+
+def test_dagger_learns_every_labelled_state_whatever_the_outcome_and_the_oracles_successes():
+    episodes = [{**e, "iteration": e.get("iteration", 1)} for e in [
+                {"id": "lost", "reward": 0.0, "shots": "abbc", "labels": (0, 1, 2)},  # t3 unlabelled (no plan)
+                {"id": "won", "shots": "de", "labels": (0, 1)},
+                {"id": "demo", "policy": "oracle", "shots": "fgg"},  # t1 repeats its screenshot: dropped
+                {"id": "demo-lost", "policy": "oracle", "reward": 0.0},
+                {"id": "old", "iteration": 0, "reward": 0.0, "labels": (0,)},
+                {"id": "test", "task": "t3", "labels": (0, 1)},
+                {"id": "blocked", "blocked": True, "labels": (0, 1)},
+                {"id": "unjudged", "status": "error", "labels": (0, 1)}]]
+    newest = _run(dagger_steps, *episodes, iteration=1, replay_iterations=1)
+    assert _kept(newest) == [("demo", 0), ("demo", 2), ("lost", 0), ("lost", 1), ("lost", 2), ("won", 0), ("won", 1)]
+    assert newest.accepted.set_index(["trajectory_id", "t"])["reason"].to_dict() == {
+        ("demo", 0): "oracle demonstration", ("demo", 2): "oracle demonstration", ("lost", 0): "oracle label",
+        ("lost", 1): "oracle label", ("lost", 2): "oracle label", ("won", 0): "oracle label",
+        ("won", 1): "oracle label"}
+    assert set(newest.accepted["objective"]) == {"dagger"} and set(newest.accepted["weight"]) == {1.0}
+    assert newest.counts["steps_unlabelled"] == 1 and newest.counts["steps_repeated"] == 1
+    replayed = _run(dagger_steps, *episodes, iteration=1, replay_iterations=2)
+    assert replayed.accepted.set_index(["trajectory_id", "t"]).at[("old", 0), "reason"] == "oracle label, age 1"
+    assert len(replayed.accepted) == 8

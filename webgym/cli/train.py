@@ -21,9 +21,9 @@ def train_command(
     iteration: Annotated[int | None, typer.Option(
         help="Iteration whose judged episodes to learn from (default: the newest in the lake).")] = None,
     objective: Annotated[str | None, typer.Option(
-        help="filtered_bc, sft, reinforce or grpo (default: the profile's accept.objective).")] = None,
+        help="filtered_bc, sft, reinforce, grpo or dagger (default: the profile's accept.objective).")] = None,
     iterations_back: Annotated[int | None, typer.Option(
-        help="filtered_bc replay buffer: learn from this many latest iterations.")] = None,
+        help="filtered_bc and dagger replay buffer: learn from this many latest iterations.")] = None,
     lr: Annotated[float | None, typer.Option(help="Learning rate (default: the profile's).")] = None,
     epochs: Annotated[int | None, typer.Option(help="Epochs (default: the profile's).")] = None,
 ) -> None:
@@ -70,6 +70,10 @@ def export_samples_command(
 
     config = config_of(ctx)
     objective = objective or config.accept.objective
+    if objective == "dagger":
+        err_console.print("[red]dagger's lessons are the oracle's labels of scorer steps, not text responses: "
+                          "export another objective's samples[/red]")
+        raise typer.Exit(2)
     if format_ not in SAMPLE_FORMATS or objective not in OBJECTIVES:
         err_console.print(f"[red]--format is one of {', '.join(SAMPLE_FORMATS)} and --objective one of "
                           f"{', '.join(OBJECTIVES)}; got {format_!r} and {objective!r}[/red]")

@@ -62,6 +62,15 @@ class Config(Section):
                              "(or validation_tasks to 0)")
         return self
 
+    @model_validator(mode="after")
+    def _dagger_is_the_scorers(self) -> Config:
+        """The oracle's labels are tool calls the scorer's candidates express; a text policy would need them
+        written as responses in its prompt format, which nothing here does."""
+        if self.accept.objective == "dagger" and self.policy.kind != "scorer":
+            raise ValueError(f"accept.objective dagger trains the set-of-marks scorer on the oracle's labels; "
+                             f"policy.kind is {self.policy.kind}: set policy.kind scorer or another objective")
+        return self
+
 
 def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """`base` with `changes` laid over it, section by section (a non-mapping value replaces)."""

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from webgym.config.base import ProjectPath, Section
 
-Objective = Literal["filtered_bc", "sft", "reinforce", "grpo"]
+Objective = Literal["filtered_bc", "sft", "reinforce", "grpo", "dagger"]
 """The training objectives: accept's selection rule and the trainer's loss, named alike
 (stages/accept.py and webgym/train/objectives.py each hold one entry per name)."""
 
@@ -22,20 +22,23 @@ class AcceptConfig(Section):
         default="filtered_bc",
         description="Selection rule, matching the loss the trainer uses (train.objective): filtered_bc (successful "
                     "trajectories, WebGym eq. 1), reinforce (every judged trajectory, reward minus the task's mean), "
-                    "grpo (groups of one task, group-normalised advantages), sft (shortest success per task).")
+                    "grpo (groups of one task, group-normalised advantages), sft (shortest success per task), dagger "
+                    "(the set-of-marks scorer on the synthetic sites: every step of the training rollouts, labelled "
+                    "with the oracle's calls from the state the policy reached, plus the oracle demonstrations; "
+                    "Ross et al. 2011).")
     replay_iterations: int = Field(
         default=1, ge=1,
         description="filtered_bc: the replay buffer holds the successful trajectories of the last k rollout iterations "
-                    "(WebGym: 4 or 8); 1 learns from the newest iteration only. reinforce and grpo are on-policy: "
-                    "newest iteration only.")
+                    "(WebGym: 4 or 8); 1 learns from the newest iteration only. dagger: the labelled steps and "
+                    "demonstrations of the last k iterations. reinforce and grpo are on-policy: newest iteration only.")
     recency_power: float = Field(
         default=1.0, ge=0,
         description="filtered_bc draw: a step of age a iterations is drawn with probability proportional to "
                     "(a + 1) ** -power (WebGym's recency bias power: 1 or 2); 0 draws uniformly.")
     samples_per_iteration: int | None = Field(
         default=None, ge=1,
-        description="filtered_bc: steps drawn from the replay buffer per iteration, without replacement (WebGym: 1200 "
-                    "or 1800); null keeps every kept step of the buffer (no draw).")
+        description="filtered_bc and dagger: steps drawn from the replay buffer per iteration, without replacement "
+                    "(WebGym: 1200 or 1800); null keeps every kept step of the buffer (no draw).")
     seed: int = Field(default=0, description="Seed of the replay draw (combined with the iteration: reproducible, "
                                              "different every iteration).")
     repetition_penalty: bool = Field(
@@ -74,7 +77,8 @@ class TrainConfig(Section):
         default="filtered_bc",
         description="Loss (webgym/train/objectives.py): filtered_bc (WebGym eq. 1, weighted log-likelihood of kept "
                     "steps), sft (token-mean cross-entropy, the warm start), reinforce (advantage-weighted "
-                    "log-likelihood), grpo (clipped multi-turn GRPO with optional KL).")
+                    "log-likelihood), grpo (clipped multi-turn GRPO with optional KL), dagger (filtered_bc's loss on "
+                    "the oracle's labels).")
     seed: int = Field(default=0, description="Seed of the sample order each epoch (the scorer: also of dropout).")
     epochs: int = Field(default=1, ge=1, description="Passes over the samples.")
     micro_batch_size: int = Field(default=1, ge=1, description="Samples per forward/backward pass (the scorer: steps).")

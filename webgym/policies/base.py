@@ -125,3 +125,11 @@ class Policy(Protocol):
     async def act(self, observed: PolicyInput) -> PolicyOutput:
         """Decide the next calls; raise PolicyError only when no decision is possible."""
         ...
+
+
+class Expert(Protocol):
+    """Labels the states a learned policy reaches with what a privileged policy would do there (DAgger)."""
+
+    async def label(self, observed: PolicyInput) -> list[Action] | None:
+        """The expert's calls from this observation (given its privileged view); None where it has none."""
+        ...

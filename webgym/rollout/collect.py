@@ -19,7 +19,7 @@ from schemas.trajectories import Purpose
 from webgym.config import EnvConfig, RolloutConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
-from webgym.policies.base import Policy, TaskSpec
+from webgym.policies.base import Expert, Policy, TaskSpec
 from webgym.rollout.engines import failure, run_async, run_sync
 from webgym.rollout.episode_run import (EpisodeResult, EpisodeRun, EpisodeSpec, RolloutLimits, StateReader,
                                         trajectory_id_for)
@@ -64,8 +64,10 @@ class RolloutSummary:
 
 async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, lake: Lake, config: RolloutConfig,
                   env_config: EnvConfig, url_policy: UrlPolicy, read_state: StateReader | None = None,
-                  run_id: str = "rollout", progress: Callable[[EpisodeResult], None] | None = None) -> RolloutSummary:
-    """Run every spec not already in the lake and record it; return the summary."""
+                  run_id: str = "rollout", progress: Callable[[EpisodeResult], None] | None = None,
+                  expert: Expert | None = None) -> RolloutSummary:
+    """Run every spec not already in the lake and record it (with the expert's label of every step, when
+    one is given); return the summary."""
     lake.recover()
     finished = set(lake.read_table("trajectories", columns=["trajectory_id"])["trajectory_id"])
     todo = [s for s in specs if s.trajectory_id not in finished]
@@ -75,7 +77,7 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
                            config.max_calls_per_step, config.max_response_chars)
 
     def new_run(spec: EpisodeSpec) -> EpisodeRun:
-        return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state)
+        return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state, expert)
 
     started = time.monotonic()
     with lake.stream(run_id, batch_rows=config.commit_every) as writer:

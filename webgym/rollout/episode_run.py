@@ -24,8 +24,8 @@ from webgym.config import EnvConfig
 from webgym.env.episode import Episode, NavigationFailed
 from webgym.env.observe import Observation
 from webgym.env.safety import UrlPolicy
-from webgym.policies.base import (ContextOverflow, Policy, PolicyError, PolicyInput, PolicyOutput, Privileged,
-                                  TaskSpec, Turn)
+from webgym.policies.base import (ContextOverflow, Expert, Policy, PolicyError, PolicyInput, PolicyOutput,
+                                  Privileged, TaskSpec, Turn)
 from webgym.rollout.ops import OpQueues
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,7 @@ class RecordedStep:
     latency: Latency
     tabs: list[str]
     active_tab: int
+    expert_actions: list[Action] | None = None
 
 
 @dataclass
@@ -147,6 +148,8 @@ class EpisodeRun:
     url_policy: UrlPolicy
     limits: RolloutLimits
     read_state: StateReader | None = None
+    expert: Expert | None = None
+    """Labels every observed state with the expert's calls (steps.expert_actions), beside the policy's own."""
     attempt: int = 1
     episode: Episode | None = None
     steps: list[RecordedStep] = field(default_factory=list)
@@ -159,6 +162,7 @@ class EpisodeRun:
     _observation: Observation | None = None
     _state: dict[str, Any] | None = None
     _output: PolicyOutput | None = None
+    _expert_actions: list[Action] | None = None
     _latency: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -198,10 +202,13 @@ class EpisodeRun:
         self._latency["screenshot_s"] = timer.seconds
 
     async def decide(self) -> None:
-        """Ask the policy (policy queue)."""
-        privileged = Privileged(self.episode.browsing.page, self._state) if self.policy.privileged else None
+        """Ask the expert for its label, if any, then the policy (policy queue)."""
+        view = Privileged(self.episode.browsing.page, self._state)
         observed = PolicyInput(self.spec.task, self._observation, list(self.history), len(self.steps),
-                               self.spec.horizon, privileged, self.spec.trajectory_id)
+                               self.spec.horizon, view if self.policy.privileged else None, self.spec.trajectory_id)
+        self._expert_actions = None
+        if self.expert is not None and self._state is not None:
+            self._expert_actions = await self.expert.label(dataclasses.replace(observed, privileged=view))
         try:
             async with self.ops.use("policy") as timer:
                 self._output = capped(await self.policy.act(observed), self.limits)
@@ -226,7 +233,7 @@ class EpisodeRun:
         self.steps.append(RecordedStep(
             len(self.steps), observation.screenshot, observation.url, observation.title, observation.elements,
             observation.page_text, output, executed, state_hash(state) if state is not None else None,
-            Latency(**self._latency), observation.tabs, observation.active_tab))
+            Latency(**self._latency), observation.tabs, observation.active_tab, self._expert_actions))
         self.history.append(Turn(observation, output.response, output.memory, executed, output.parse_error))
         self._latency = {}
         self._state = state

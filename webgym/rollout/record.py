@@ -26,7 +26,8 @@ def episode_frames(result: EpisodeResult, put_blob: Callable[[bytes], str]) -> d
         context_dropped=step.output.context_dropped,
         token_ids=list(step.output.token_ids) if step.output.token_ids is not None else None,
         token_logprobs=list(step.output.token_logprobs) if step.output.token_logprobs is not None else None,
-        state_hash=step.state_hash, latency=step.latency).model_dump() for step in result.steps]
+        state_hash=step.state_hash, latency=step.latency,
+        expert_actions=step.expert_actions).model_dump() for step in result.steps]
     error = result.error
     if result.refused:
         error = "; ".join(filter(None, [error, *result.refused]))

@@ -25,6 +25,7 @@ from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
 from webgym.policies.base import TaskSpec, task_specs
 from webgym.policies.factory import open_policy
+from webgym.policies.oracle import EXPERT_MAX_STATES, SiteOracle
 from webgym.rollout.collect import RolloutSummary, collect, episode_specs
 from webgym.rollout.episode_run import EpisodeResult
 from webgym.rollout.site_state import SiteStateReader
@@ -92,7 +93,8 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
                         purpose: Purpose = "train",
                         publish: Callable[[Progress], None] | None = None) -> RolloutSummary:
     """Roll out every task of `tasks` (group_size episodes each) not yet in the lake; `publish` gets the
-    progress counts every time they are logged."""
+    progress counts every time they are logged. Training episodes of a learned policy under
+    accept.objective dagger record the oracle's label of every step (steps.expert_actions)."""
     lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
     specs = episode_specs(task_list, iteration, config.rollout, run_key, purpose)
@@ -104,6 +106,8 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
         reader = SiteStateReader(server) if server else None
         policy = stack.enter_context(open_policy(config.policy, config.llm, lake, sites, f"{run_key}-{shard}"))
+        dagger = purpose == "train" and config.accept.objective == "dagger" and sites
+        expert = SiteOracle(sites, max_states=EXPERT_MAX_STATES) if dagger else None
         url_policy = UrlPolicy(site_hosts=frozenset(server.sites if server else ()),
                                allowed_hosts=frozenset(config.env.allowed_hosts),
                                allow_public=config.env.allow_public_web)
@@ -116,7 +120,7 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
                 browser = await launch_browser(playwright, site_hosts=site_hosts, allow=allow)
             try:
                 summary = await collect(specs, policy, browser, lake, config.rollout, config.env, url_policy, reader,
-                                        run_id=f"{run_key}-{shard}", progress=progress)
+                                        run_id=f"{run_key}-{shard}", progress=progress, expert=expert)
             finally:
                 await browser.close()
                 if reader is not None:

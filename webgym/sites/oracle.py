@@ -34,6 +34,9 @@ from webgym.sites.tasks import expected_answer
 DONE = "Done."
 """The oracle's answer on goals that ask for no information."""
 
+GIVE_UP = "I could not complete the task."
+"""The oracle's answer from a state where no plan within the horizon reaches the task's checks."""
+
 
 @dataclass
 class Plan:
@@ -120,7 +123,7 @@ class OraclePolicy:
             self._plan = self._along_whole(state) or plan(self.machine, state, self.checks, max_depth=self.horizon,
                                                           max_states=self.max_states)
         if self._plan is None:
-            return Step.of(ANSWER, {"text": "I could not complete the task."})
+            return Step.of(ANSWER, {"text": GIVE_UP})
         step = self._plan.steps[0]
         nxt = self._plan.states[1:] if len(self._plan.states) > 1 else []
         self._plan = Plan(self._plan.steps[1:], nxt, self._plan.explored)

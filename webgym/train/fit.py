@@ -44,7 +44,8 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
     scorer = load_scorer(base) if base else open_scorer(config.policy.scorer)
     embed = TextEmbeddings(cache_dir=config.policy.scorer.embedding_cache)
     samples, problems = scorer_samples(_episodes(lake, accepted, "steps"), _episodes(lake, accepted, "trajectories"),
-                                       lake.read_table("tasks"), accepted, embed, scorer.history)
+                                       lake.read_table("tasks"), accepted, embed, scorer.history,
+                                       relabel=config.train.objective == "dagger")
     embed.flush()
     reference = load_scorer(config.train.reference) if config.train.reference else None
     result = train_scorer(scorer, samples, config.train, reference)
@@ -95,5 +96,8 @@ def fit_policy(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
     if config.policy.kind == "scorer":
         return fit_scorer(config, lake, accepted, base, iteration, out_dir)
     if config.policy.kind in VLM_POLICIES:
+        if config.train.objective == "dagger":
+            raise ConfigError("objective dagger trains the set-of-marks scorer on the oracle's labels; the "
+                              f"{config.policy.kind} policy learns text responses: use another objective")
         return fit_vlm(config, lake, accepted, base or config.policy.checkpoint, iteration, out_dir)
     raise ConfigError(f"policy.kind {config.policy.kind} does not learn; train a scorer, local or chat policy")

@@ -97,4 +97,5 @@ OBJECTIVES: dict[Objective, ObjectiveLoss] = {
     "sft": ObjectiveLoss(sft),
     "reinforce": ObjectiveLoss(reinforce),
     "grpo": ObjectiveLoss(grpo, needs_old_logprobs=True),
+    "dagger": ObjectiveLoss(filtered_bc),  # the oracle's label of each step, weight 1
 }

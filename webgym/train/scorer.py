@@ -59,10 +59,13 @@ def _actions(raw: object) -> list[Action]:
 
 
 def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame, accepted: pd.DataFrame,
-                   embed: TextEmbeddings, history: int = 3) -> tuple[list[ScorerSample], list[str]]:
+                   embed: TextEmbeddings, history: int = 3,
+                   relabel: bool = False) -> tuple[list[ScorerSample], list[str]]:
     """Samples for the accepted (trajectory_id, t) rows (with weight and advantage), rebuilt from
     their trajectories' steps in order, and one problem line per step that could not be rebuilt
-    (it is skipped; the rest go on). An oracle step gives one sample per decision it makes."""
+    (it is skipped; the rest go on). An oracle step gives one sample per decision it makes. With
+    `relabel` (dagger), a step the oracle labelled learns the label (steps.expert_actions) from what
+    the policy saw, whose history holds the policy's own earlier choices."""
     wanted = accepted.set_index(["trajectory_id", "t"])[["weight", "advantage"]]
     if wanted.index.duplicated().any():
         first = wanted.index[wanted.index.duplicated()][0]
@@ -82,21 +85,25 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
         earlier: list[Chosen] = []
         for row in rows.itertuples(index=False):
             elements, actions = _elements(row.elements), _actions(row.actions)
-            choices, candidates, problem = step_choices(elements, row.page_text, actions)
+            own, own_candidates, problem = step_choices(elements, row.page_text, actions)
+            choices, candidates = own, own_candidates
+            key = (trajectory_id, row.t)
+            if relabel and row.expert_actions is not None:
+                choices, candidates, problem = step_choices(elements, row.page_text, _actions(row.expert_actions))
             name = f"{trajectory_id}:{row.t}"
             if problem or elements is None:
                 problems.append(f"{name}: {problem or 'no set-of-marks elements recorded'}")
             by_key = {c.key: c for c in candidates}
             task_phrases = phrases(task, row.page_text)
-            keep = (trajectory_id, row.t) in wanted.index
+            within = list(earlier)
             for n, choice in enumerate(choices):
                 candidate = by_key[choice.key]
                 known = {p.text for p in task_phrases}
                 task_phrases += [Phrase(t, "", "added") for t in dict.fromkeys(choice.typed) if t and t not in known]
-                if keep:
-                    decision = Decision(task, page_context(row.url, row.title), tuple(earlier), candidates,
+                if key in wanted.index:
+                    decision = Decision(task, page_context(row.url, row.title), tuple(within), candidates,
                                         list(task_phrases), int(row.t), horizon)
-                    weight, advantage = wanted.loc[(trajectory_id, row.t)]
+                    weight, advantage = wanted.loc[key]
                     sample = ScorerSample(name + (f".{n}" if len(choices) > 1 else ""),
                                           _compact(flat_features(decision, embed, history)),
                                           candidates.index(candidate), weight=float(weight),
@@ -106,7 +113,9 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
                         sample.fields = [_compact(f) for f in field_features(decision, candidate, embed)]
                         sample.typed = [options.index(t) for t in choice.typed]
                     samples.append(sample)
-                earlier.append(Chosen(candidate.text, choice.typed))
+                within.append(Chosen(candidate.text, choice.typed))
+            own_by_key = {c.key: c for c in own_candidates}
+            earlier += [Chosen(own_by_key[c.key].text, c.typed) for c in own]
     return samples, problems
 
 

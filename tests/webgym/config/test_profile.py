@@ -42,3 +42,11 @@ def test_validation_sites_that_leave_a_family_nothing_to_train_on_are_named(tmp_
     (tmp_path / "p.yaml").write_text("sites: {world: {instances: 3}}\n"
                                      "taskset: {split: {held_out_instances: 1, validation_instances: 1}}\n")
     assert load_config(tmp_path / "p.yaml").taskset.split.validation_instances == 1
+
+
+def test_dagger_is_refused_for_a_policy_that_is_not_the_scorer(tmp_path):
+    (tmp_path / "p.yaml").write_text("accept: {objective: dagger}\npolicy: {kind: chat}\n")
+    with pytest.raises(ConfigError, match="accept.objective dagger .* policy.kind is chat"):
+        load_config(tmp_path / "p.yaml")
+    (tmp_path / "p.yaml").write_text("accept: {objective: dagger}\npolicy: {kind: scorer}\n")
+    assert load_config(tmp_path / "p.yaml").accept.objective == "dagger"

@@ -174,6 +174,29 @@ def test_only_accepted_steps_become_samples_and_missing_tasks_are_reported(embed
         scorer_samples(_steps(), trajectories, tasks, pd.concat([accepted, accepted]), embed)
 
 
+def test_dagger_samples_learn_the_oracles_label_from_the_policys_own_history(embed):
+    """The policy clicked the link where the oracle would answer, then answered: relabelled, the first
+    step teaches the answer, and the second step's history still holds the click the policy made."""
+    click, answer = [Action(name="click", mark=1)], [Action(name="answer", text="Done.")]
+    steps = rows([Step(trajectory_id="p1", t=t, url="http://shop-a.test/order", title="Order confirmed",
+                       elements=DONE_PAGE, page_text="Thank you", actions=actions, expert_actions=answer)
+                  for t, actions in enumerate([click, answer])])
+    trajectories = rows([Trajectory(trajectory_id="p1", task_id="order", iteration=1, policy="scorer",
+                                    policy_version="s", horizon=10, n_steps=2, termination="answered",
+                                    answer="Done.", started_at=NOW, ended_at=NOW)])
+    _, tasks = _frames()
+    accepted = pd.DataFrame({"trajectory_id": ["p1", "p1"], "t": [0, 1], "weight": [1.0, 1.0],
+                             "advantage": [None, None]})
+    own, _ = scorer_samples(steps, trajectories, tasks, accepted, embed)
+    relabelled, problems = scorer_samples(steps, trajectories, tasks, accepted, embed, relabel=True)
+    assert problems == [] and [s.sample_id for s in relabelled] == ["p1:0", "p1:1"]
+    kinds = [row[:len(KINDS)].argmax() for row in relabelled[0].flat.scalars]
+    assert kinds[relabelled[0].chosen] == KINDS.index("done") and kinds[own[0].chosen] == KINDS.index("link")
+    assert relabelled[1].chosen == own[1].chosen
+    np.testing.assert_array_equal(relabelled[1].flat.history, own[1].flat.history)
+    assert relabelled[1].flat.history.any()
+
+
 def test_a_trained_scorer_is_recorded_in_the_checkpoints_table(lake):
     scorer = train_scorer(init_scorer(_tiny()), _planted(8), replaced(SCORER_RECIPE, epochs=1)).scorer
     record_checkpoint(lake, scorer, "/ckpt/x", 2, "filtered_bc", {"train/loss": 1.5}, run_id="train-2")
