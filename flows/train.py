@@ -132,7 +132,7 @@ def train(iteration: int, objective: Objective | None = None, iterations_back: i
     Args:
         iteration: Iteration whose judged episodes to learn from.
         objective: filtered_bc, sft, reinforce, grpo or dagger (accept rule and loss alike).
-        iterations_back: filtered_bc replay buffer: learn from this many latest iterations.
+        iterations_back: filtered_bc and dagger replay buffer: learn from this many latest iterations.
         learning_rate: Learning rate of this training run.
         epochs: Passes over the accepted samples.
         config_path: Profile YAML (default configs/local.yaml).

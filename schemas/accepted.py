@@ -11,8 +11,9 @@ class AcceptedStep(Row):
     trajectory_id: str = Field(description="The episode (trajectories.trajectory_id).")
     t: int = Field(ge=0, description="The step kept.")
     iteration: int = Field(ge=0, description="Training iteration this selection feeds.")
-    objective: str = Field(description="filtered_bc, reinforce, grpo or sft.")
-    reason: str = Field(description="Why it was kept, e.g. 'success', 'replay', 'group advantage'.")
+    objective: str = Field(description="filtered_bc, reinforce, grpo, sft or dagger.")
+    reason: str = Field(description="Why it was kept, e.g. 'success', 'replay', 'group advantage', "
+                                           "'oracle label'.")
     weight: float = Field(description="Sample weight in the loss.")
     advantage: float | None = Field(default=None, description="Advantage for policy-gradient objectives.")
 

@@ -231,19 +231,22 @@ def dagger_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, co
     """One row per step of the replay buffer (the last `replay_iterations` iterations up to `iteration`)
     that the oracle labelled in a usable episode of a learned policy, whatever the episode's outcome
     (the states a policy reaches by its own mistakes are the ones demonstrations never show), and per
-    step of a successful oracle demonstration (repeated steps dropped), weight 1; with
+    step of a successful oracle demonstration in the same window (the warm start's only while
+    `replay_iterations` reaches back to it; repeated steps dropped), weight 1. steps_unlabelled counts
+    the window's steps of learned policies that carry no label (no expert ran, no plan, no element); with
     `samples_per_iteration`, a recency-biased draw of that many. reason: oracle label or oracle
     demonstration, with the age when older than `iteration`."""
     window = episodes[episodes["iteration"].between(iteration - config.replay_iterations + 1, iteration)]
     usable = window[window["usable"]]
     oracle = usable["policy"] == "oracle"
     demonstrations, rolled = usable[oracle & usable["success"].astype(bool)], usable[~oracle]
-    counts = {"trajectories": len(usable), "trajectories_kept": len(demonstrations) + len(rolled), **_excluded(window)}
+    counts = {"trajectories": len(usable), **_excluded(window)}
     shown = _steps_of(steps, demonstrations.assign(age=iteration - demonstrations["iteration"]), ["age"])
     shown = _reinforced(shown, pd.Series(True, index=shown.index), config, counts)
     reached = _steps_of(steps, rolled.assign(age=iteration - rolled["iteration"]), ["age"])
     labelled = reached["expert_actions"].notna()
     counts["steps_unlabelled"] = int((~labelled).sum())
+    counts["trajectories_kept"] = shown["trajectory_id"].nunique() + reached.loc[labelled, "trajectory_id"].nunique()
     rows = pd.concat([shown.assign(lesson="oracle demonstration"),
                       reached[labelled].assign(lesson="oracle label")], ignore_index=True)
     if config.samples_per_iteration is not None:

@@ -238,7 +238,7 @@ def test_accept_reads_the_warehouse_verdicts_and_writes_the_accepted_table(lake)
 def test_empty_inputs_accept_nothing():
     verdicts = pd.DataFrame(columns=["trajectory_id", "success", "reward", "status", "blocked"])
     trajectories, steps = schema_for("trajectories").empty_frame(), schema_for("steps").empty_frame()
-    for objective in ("filtered_bc", "reinforce", "grpo", "sft"):
+    for objective in ("filtered_bc", "reinforce", "grpo", "sft", "dagger"):
         result = accept(verdicts, trajectories, steps, _tasks(), 0, AcceptConfig(objective=objective))
         assert result.accepted.empty and list(result.accepted.columns) == ACCEPTED.columns
 

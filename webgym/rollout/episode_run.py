@@ -202,13 +202,17 @@ class EpisodeRun:
         self._latency["screenshot_s"] = timer.seconds
 
     async def decide(self) -> None:
-        """Ask the expert for its label, if any, then the policy (policy queue)."""
+        """Ask the expert for its label, if any (a label that fails leaves the step unlabelled; the
+        episode goes on), then the policy (policy queue)."""
         view = Privileged(self.episode.browsing.page, self._state)
         observed = PolicyInput(self.spec.task, self._observation, list(self.history), len(self.steps),
                                self.spec.horizon, view if self.policy.privileged else None, self.spec.trajectory_id)
         self._expert_actions = None
         if self.expert is not None and self._state is not None:
-            self._expert_actions = await self.expert.label(dataclasses.replace(observed, privileged=view))
+            try:
+                self._expert_actions = await self.expert.label(dataclasses.replace(observed, privileged=view))
+            except Exception as error:  # e.g. the page navigated while located: the step goes unlabelled
+                log.debug("episode %s step %d: no expert label (%s)", self.spec.trajectory_id, len(self.steps), error)
         try:
             async with self.ops.use("policy") as timer:
                 self._output = capped(await self.policy.act(observed), self.limits)

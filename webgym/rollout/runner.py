@@ -23,7 +23,7 @@ from webgym.browser import connect_browser, launch_browser
 from webgym.config import Config, SitesConfig
 from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
-from webgym.policies.base import TaskSpec, task_specs
+from webgym.policies.base import Expert, TaskSpec, task_specs
 from webgym.policies.factory import open_policy
 from webgym.policies.oracle import EXPERT_MAX_STATES, SiteOracle
 from webgym.rollout.collect import RolloutSummary, collect, episode_specs
@@ -89,6 +89,14 @@ def _sites_for(tasks: list[TaskSpec], config: SitesConfig) -> dict[str, Site]:
     return {name: site for name, site in world_of(config).sites.items() if site.spec.hostname in hosts}
 
 
+def expert_for(config: Config, purpose: Purpose, sites: dict[str, Site]) -> Expert | None:
+    """The oracle as the labelling expert of a learned policy's training episodes on synthetic sites when
+    the profile trains with dagger (its labels are what dagger learns); None otherwise."""
+    if purpose != "train" or config.accept.objective != "dagger" or not sites:
+        return None
+    return SiteOracle(sites, max_states=EXPERT_MAX_STATES)
+
+
 async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run_key: str, shard: int = 0,
                         purpose: Purpose = "train",
                         publish: Callable[[Progress], None] | None = None) -> RolloutSummary:
@@ -106,8 +114,7 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
         server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
         reader = SiteStateReader(server) if server else None
         policy = stack.enter_context(open_policy(config.policy, config.llm, lake, sites, f"{run_key}-{shard}"))
-        dagger = purpose == "train" and config.accept.objective == "dagger" and sites
-        expert = SiteOracle(sites, max_states=EXPERT_MAX_STATES) if dagger else None
+        expert = expert_for(config, purpose, sites)
         url_policy = UrlPolicy(site_hosts=frozenset(server.sites if server else ()),
                                allowed_hosts=frozenset(config.env.allowed_hosts),
                                allow_public=config.env.allow_public_web)

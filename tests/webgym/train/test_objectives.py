@@ -73,7 +73,7 @@ def test_config_rejects_kl_outside_grpo():
         TrainConfig(objective="filtered_bc", kl_coef=0.1)
     with pytest.raises(ValueError, match="reference is only used with train.kl_coef > 0"):
         TrainConfig(objective="grpo", reference="/ckpt")
-    assert set(OBJECTIVES) == {"filtered_bc", "sft", "reinforce", "grpo"}
+    assert set(OBJECTIVES) == {"filtered_bc", "sft", "reinforce", "grpo", "dagger"}
 
 
 def test_every_objective_of_the_profile_has_a_loss_and_a_selection_rule():

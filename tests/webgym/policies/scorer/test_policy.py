@@ -23,7 +23,6 @@ from webgym.embeddings import Embedder
 from webgym.env.observe import Observation
 from webgym.env.safety import UrlPolicy
 from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
-from webgym.policies.oracle import SiteOracle
 from webgym.policies.scorer.candidates import step_choices
 from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, open_scorer, save_scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings
@@ -142,54 +141,3 @@ def test_episodes_in_chromium_rebuild_to_the_decisions_taken(lake, mini):
         logprobs, mask = batch_logprobs(scorer.net.eval(), samples)
     np.testing.assert_allclose((logprobs * mask).sum(dim=1).numpy(), steps["logprob"].to_numpy(), atol=2e-3)
 
-
-@pytest.mark.slow  # MiniLM, Chromium and a dozen scored and labelled steps: 20-60 s on a busy 2-core machine
-def test_dagger_rollouts_record_the_oracles_call_from_the_states_the_policy_reaches(lake, mini):
-    """An untrained scorer strays; the oracle's call from each state it reaches is recorded beside the
-    scorer's own (none where the page lacks the oracle's element, e.g. after the scorer left for another
-    page), maps onto that page's candidates, and is what the relabelled sample learns."""
-    tasks = [TaskSpec(r["source_id"], r["text"], r["start_url"], r["hostname"], 2, r["rubric"])
-             for r in (task_record(mini, goal) for goal in mini.spec.goals)]
-    embed = TextEmbeddings()
-    policy = ScorerPolicy(init_scorer(ScorerConfig(seed=1)), embed, seed=3)
-    settings = RolloutConfig(concurrency=2, default_horizon=12, horizons={"easy": 12, "medium": 12, "hard": 12})
-
-    async def main() -> None:
-        with SiteServer([mini]) as server:
-            reader = SiteStateReader(server)
-            async with async_playwright() as playwright:
-                browser = await launch_browser(playwright, site_hosts=server.host_map())
-                try:
-                    await collect(episode_specs(tasks, 1, settings, "dagger"), policy, browser, lake, settings,
-                                  EnvConfig(observation="set_of_marks"),
-                                  UrlPolicy(site_hosts=frozenset(server.sites), allow_public=False), reader,
-                                  expert=SiteOracle({mini.name: mini}))
-                finally:
-                    await browser.close()
-                    await reader.aclose()
-
-    try:
-        asyncio.run(main())
-    finally:
-        policy.close()
-    trajectories, steps = lake.read_table("trajectories"), lake.read_table("steps").sort_values(["trajectory_id", "t"])
-    labelled = steps[steps["expert_actions"].notna()]
-    assert steps.loc[steps["t"] == 0, "expert_actions"].notna().all()  # the oracle's first call is on the start page
-    own, label, index = [], [], {}
-    for step in labelled.itertuples():
-        elements = [Element.model_validate(e) for e in step.elements]
-        taken, _, _ = step_choices(elements, step.page_text, [Action.model_validate(a) for a in step.actions])
-        expert, candidates, problem = step_choices(elements, step.page_text,
-                                                   [Action.model_validate(a) for a in step.expert_actions])
-        assert problem is None and expert, f"{step.trajectory_id}:{step.t}: {problem}"
-        own.append(taken[0].key)
-        label.append(expert[0].key)
-        index[f"{step.trajectory_id}:{step.t}"] = [c.key for c in candidates].index(expert[0].key)
-    assert own != label  # the untrained scorer does not do what the oracle would
-    task_rows = rows([Task(task_id=t.task_id, source="synthetic", source_id=t.task_id, text=t.text, created_at=NOW)
-                      for t in tasks])
-    accepted = labelled[["trajectory_id", "t"]].assign(weight=1.0, advantage=0.0)
-    samples, problems = scorer_samples(steps, trajectories, task_rows, accepted, embed, relabel=True)
-    assert problems == []
-    first = {s.sample_id.split(".")[0]: s.chosen for s in reversed(samples)}  # a step's first decision
-    assert first == index
