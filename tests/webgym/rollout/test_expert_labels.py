@@ -7,26 +7,22 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from playwright.async_api import async_playwright
 
 from schemas.steps import Action, Element
 from schemas.tasks import Task
 from tests.conftest import NOW, rows
+from tests.webgym.rollout.conftest import roll_out
 from tests.webgym.sites.conftest import mini  # noqa: F401 (fixture)
-from webgym.browser import launch_browser
 from webgym.config import Config, EnvConfig, RolloutConfig, ScorerConfig
 from webgym.env.observe import Observation
-from webgym.env.safety import UrlPolicy
 from webgym.policies.base import PolicyInput, TaskSpec
 from webgym.policies.oracle import EXPERT_MAX_STATES, SiteOracle
 from webgym.policies.scorer.candidates import step_choices
 from webgym.policies.scorer.checkpoint import init_scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.policy import ScorerPolicy
-from webgym.rollout.collect import collect, episode_specs
+from webgym.rollout.collect import episode_specs
 from webgym.rollout.runner import expert_for
-from webgym.rollout.site_state import SiteStateReader
-from webgym.sites.server import SiteServer
 from webgym.sites.tasks import task_record
 from webgym.train.scorer import scorer_samples
 
@@ -59,22 +55,10 @@ def test_dagger_rollouts_record_the_oracles_call_from_the_states_the_policy_reac
     policy = ScorerPolicy(init_scorer(ScorerConfig(seed=1)), embed, seed=3)
     settings = RolloutConfig(concurrency=1, default_horizon=12, horizons={"easy": 12, "medium": 12, "hard": 12})
 
-    async def main() -> None:
-        with SiteServer([mini]) as server:
-            reader = SiteStateReader(server)
-            async with async_playwright() as playwright:
-                browser = await launch_browser(playwright, site_hosts=server.host_map())
-                try:
-                    await collect(episode_specs(tasks, 1, settings, "dagger"), policy, browser, lake, settings,
-                                  EnvConfig(observation="set_of_marks"),
-                                  UrlPolicy(site_hosts=frozenset(server.sites), allow_public=False), reader,
-                                  expert=SiteOracle({mini.name: mini}, max_states=EXPERT_MAX_STATES))
-                finally:
-                    await browser.close()
-                    await reader.aclose()
-
+    expert = SiteOracle({mini.name: mini}, max_states=EXPERT_MAX_STATES)
     try:
-        asyncio.run(main())
+        roll_out(lake, [mini], episode_specs(tasks, 1, settings, "dagger"), policy, settings,
+                 EnvConfig(observation="set_of_marks"), expert)
     finally:
         policy.close()
     trajectories, steps = lake.read_table("trajectories"), lake.read_table("steps").sort_values(["trajectory_id", "t"])

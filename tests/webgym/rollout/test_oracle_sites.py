@@ -3,24 +3,19 @@ verifier confirms later from the recorded final state, with the site server alre
 
 from __future__ import annotations
 
-import asyncio
 
 import pandas as pd
-from playwright.async_api import async_playwright
 
 from schemas.rubric import Rubric
 from schemas.tasks import Task
 from stages.decompose import template_text
 from tests.conftest import NOW, rows
+from tests.webgym.rollout.conftest import roll_out
 from webgym import quality
-from webgym.browser import launch_browser
 from webgym.config import EnvConfig, RolloutConfig
-from webgym.env.safety import UrlPolicy
 from webgym.policies.base import TaskSpec
 from webgym.policies.oracle import SiteOracle
-from webgym.rollout.collect import collect, episode_specs
-from webgym.rollout.site_state import SiteStateReader
-from webgym.sites.server import SiteServer
+from webgym.rollout.collect import episode_specs
 from webgym.sites.site import load_sites
 from webgym.sites.tasks import task_record
 from webgym.sites.verify import verify
@@ -42,19 +37,7 @@ def _rollout(lake, sites, tasks, policy, **rollout) -> None:
     settings = RolloutConfig(**rollout)
     specs = episode_specs(tasks, iteration=0, config=settings, run_key=policy.version)
 
-    async def main() -> None:
-        with SiteServer(sites) as server:
-            reader = SiteStateReader(server)
-            async with async_playwright() as playwright:
-                browser = await launch_browser(playwright, site_hosts=server.host_map())
-                try:
-                    await collect(specs, policy, browser, lake, settings, EnvConfig(),
-                                  UrlPolicy(site_hosts=frozenset(server.sites), allow_public=False), reader)
-                finally:
-                    await browser.close()
-                    await reader.aclose()
-
-    asyncio.run(main())
+    roll_out(lake, sites, specs, policy, settings, EnvConfig())
 
 
 def test_oracle_reaches_every_goal_and_the_verifier_agrees_offline(lake):

@@ -4,32 +4,27 @@ episodes in Chromium on a synthetic site whose recorded steps rebuild to the ver
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import numpy as np
 import pytest
 import torch
-from playwright.async_api import async_playwright
 
 from schemas.steps import Action, Element
 from schemas.tasks import Task
 from tests.conftest import NOW, rows
+from tests.webgym.rollout.conftest import roll_out
 from tests.webgym.sites.conftest import mini  # noqa: F401 (fixture)
-from webgym.browser import launch_browser
 from webgym.checkpoints import CheckpointError
 from webgym.config import EnvConfig, RolloutConfig, ScorerConfig
 from webgym.embeddings import Embedder
 from webgym.env.observe import Observation
-from webgym.env.safety import UrlPolicy
 from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
 from webgym.policies.scorer.candidates import step_choices
 from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, open_scorer, save_scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.policy import ScorerPolicy
-from webgym.rollout.collect import collect, episode_specs
-from webgym.rollout.site_state import SiteStateReader
-from webgym.sites.server import SiteServer
+from webgym.rollout.collect import episode_specs
 from webgym.sites.tasks import task_record
 from webgym.train.scorer import batch_logprobs, scorer_samples
 
@@ -107,21 +102,9 @@ def test_episodes_in_chromium_rebuild_to_the_decisions_taken(lake, mini):
     policy = ScorerPolicy(scorer, embed, seed=3)
     settings = RolloutConfig(concurrency=2, default_horizon=6, horizons={"easy": 6, "medium": 6, "hard": 6})
 
-    async def main() -> None:
-        with SiteServer([mini]) as server:
-            reader = SiteStateReader(server)
-            async with async_playwright() as playwright:
-                browser = await launch_browser(playwright, site_hosts=server.host_map())
-                try:
-                    await collect(episode_specs(tasks, 0, settings, "scorer"), policy, browser, lake, settings,
-                                  EnvConfig(observation="set_of_marks"),
-                                  UrlPolicy(site_hosts=frozenset(server.sites), allow_public=False), reader)
-                finally:
-                    await browser.close()
-                    await reader.aclose()
-
     try:
-        asyncio.run(main())
+        roll_out(lake, [mini], episode_specs(tasks, 0, settings, "scorer"), policy, settings,
+                 EnvConfig(observation="set_of_marks"))
     finally:
         policy.close()
     trajectories, steps = lake.read_table("trajectories"), lake.read_table("steps").sort_values(["trajectory_id", "t"])
