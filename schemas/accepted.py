@@ -13,7 +13,7 @@ class AcceptedStep(Row):
     iteration: int = Field(ge=0, description="Training iteration this selection feeds.")
     objective: str = Field(description="filtered_bc, reinforce, grpo, sft or dagger.")
     reason: str = Field(description="Why it was kept, e.g. 'success', 'replay', 'group advantage', "
-                                           "'oracle label'.")
+                                    "'oracle label'.")
     weight: float = Field(description="Sample weight in the loss.")
     advantage: float | None = Field(default=None, description="Advantage for policy-gradient objectives.")
 

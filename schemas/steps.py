@@ -85,7 +85,8 @@ class Step(Row):
     expert_actions: list[Action] | None = Field(
         default=None, description="DAgger training rollouts (accept.objective dagger): the oracle's tool calls from "
                                   "the same observation, which the trainer learns instead of `actions`; null where "
-                                  "the oracle has none (no plan left within the horizon, not a synthetic site).")
+                                  "the oracle has none (not a synthetic site, no plan left within the horizon or "
+                                  "its search budget, no element for it on this page).")
 
 
 SCHEMA = TableSchema(

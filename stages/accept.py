@@ -238,12 +238,13 @@ def dagger_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, co
     demonstration, with the age when older than `iteration`."""
     window = episodes[episodes["iteration"].between(iteration - config.replay_iterations + 1, iteration)]
     usable = window[window["usable"]]
+    usable = usable.assign(age=iteration - usable["iteration"])
     oracle = usable["policy"] == "oracle"
     demonstrations, rolled = usable[oracle & usable["success"].astype(bool)], usable[~oracle]
     counts = {"trajectories": len(usable), **_excluded(window)}
-    shown = _steps_of(steps, demonstrations.assign(age=iteration - demonstrations["iteration"]), ["age"])
+    shown = _steps_of(steps, demonstrations, ["age"])
     shown = _reinforced(shown, pd.Series(True, index=shown.index), config, counts)
-    reached = _steps_of(steps, rolled.assign(age=iteration - rolled["iteration"]), ["age"])
+    reached = _steps_of(steps, rolled, ["age"])
     labelled = reached["expert_actions"].notna()
     counts["steps_unlabelled"] = int((~labelled).sum())
     counts["trajectories_kept"] = shown["trajectory_id"].nunique() + reached.loc[labelled, "trajectory_id"].nunique()

@@ -10,10 +10,9 @@ import pytest
 from schemas import schema_for
 from schemas.accepted import SCHEMA as ACCEPTED
 from schemas.judgments import Judgment
-from schemas.steps import Step
+from schemas.steps import Action, Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
-from schemas.steps import Action
 from stages.accept import (Acceptance, accept, dagger_steps, filtered_bc_steps, grpo_steps, judged_episodes,
                            reinforce_steps, repeated_steps, replay_sample, sft_steps)
 from tests.conftest import NOW, rows, tasks_frame

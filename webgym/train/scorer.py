@@ -85,11 +85,10 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
         earlier: list[Chosen] = []
         for row in rows.itertuples(index=False):
             elements, actions = _elements(row.elements), _actions(row.actions)
-            own, own_candidates, problem = step_choices(elements, row.page_text, actions)
-            choices, candidates = own, own_candidates
             key = (trajectory_id, row.t)
-            if relabel and row.expert_actions is not None:
-                choices, candidates, problem = step_choices(elements, row.page_text, _actions(row.expert_actions))
+            keep, relabelled = key in wanted.index, relabel and row.expert_actions is not None
+            choices, candidates, problem = step_choices(elements, row.page_text,
+                                                        _actions(row.expert_actions) if relabelled else actions)
             name = f"{trajectory_id}:{row.t}"
             if problem or elements is None:
                 problems.append(f"{name}: {problem or 'no set-of-marks elements recorded'}")
@@ -100,7 +99,7 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
                 candidate = by_key[choice.key]
                 known = {p.text for p in task_phrases}
                 task_phrases += [Phrase(t, "", "added") for t in dict.fromkeys(choice.typed) if t and t not in known]
-                if key in wanted.index:
+                if keep:
                     decision = Decision(task, page_context(row.url, row.title), tuple(within), candidates,
                                         list(task_phrases), int(row.t), horizon)
                     weight, advantage = wanted.loc[key]
@@ -114,9 +113,15 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
                         sample.typed = [options.index(t) for t in choice.typed]
                     samples.append(sample)
                 within.append(Chosen(candidate.text, choice.typed))
-            own_by_key = {c.key: c for c in own_candidates}
-            earlier += [Chosen(own_by_key[c.key].text, c.typed) for c in own]
+            earlier = within if not relabelled else earlier + _chosen(elements, row.page_text, actions)
     return samples, problems
+
+
+def _chosen(elements: list[Element] | None, page_text: str | None, actions: list[Action]) -> list[Chosen]:
+    """The decisions the policy's own calls made on this page: the history of the steps after it."""
+    choices, candidates, _ = step_choices(elements, page_text, actions)
+    by_key = {c.key: c for c in candidates}
+    return [Chosen(by_key[c.key].text, c.typed) for c in choices]
 
 
 def _compact(features: FlatFeatures | FieldFeatures) -> FlatFeatures | FieldFeatures:
