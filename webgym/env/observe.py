@@ -57,6 +57,9 @@ STATE_JS = f"() => ({{elements: ({INTERACTIVE_JS})(), text: ({PAGE_TEXT_JS})(), 
 """Elements, text and title in one round trip to the page (one state read per step)."""
 MAX_PAGE_TEXT = 20_000
 """Characters of page text kept per observation (a long article is cut, not dropped)."""
+PNG_LEVEL = 3
+"""zlib level of the marked screenshot: a third faster to encode than Pillow's 6 (14 against 19 ms a
+viewport here, once per set-of-marks step) for a fifth more bytes; the pixels are the same."""
 
 
 @dataclass(frozen=True)
@@ -105,5 +108,5 @@ def draw_marks(png: bytes, elements: list[Element]) -> bytes:
         draw.rectangle((left - 2, top - 1, right + 2, bottom + 1), fill=(230, 30, 30))
         draw.text((element.x, element.y), label, fill="white", font=font)
     out = io.BytesIO()
-    image.save(out, format="PNG")
+    image.save(out, format="PNG", compress_level=PNG_LEVEL)
     return out.getvalue()

@@ -53,11 +53,11 @@ def _local(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Si
 @contextmanager
 def _scorer(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, Site], run_id: str) -> Iterator[Policy]:
     from webgym.policies.scorer.checkpoint import open_scorer
-    from webgym.policies.scorer.embeddings import TextEmbeddings
+    from webgym.policies.scorer.embeddings import scorer_embeddings
     from webgym.policies.scorer.policy import ScorerPolicy
 
     settings = config.scorer
-    policy = ScorerPolicy(open_scorer(settings), TextEmbeddings(cache_dir=settings.embedding_cache),
+    policy = ScorerPolicy(open_scorer(settings), scorer_embeddings(settings),
                           temperature=settings.temperature, greedy=settings.greedy, seed=settings.seed)
     try:
         yield policy

@@ -38,11 +38,11 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
                out_dir: Path) -> Fitted:
     """Train the set-of-marks scorer (from `base`, else the profile's) on the accepted steps."""
     from webgym.policies.scorer.checkpoint import load_scorer, open_scorer, save_scorer
-    from webgym.policies.scorer.embeddings import TextEmbeddings
+    from webgym.policies.scorer.embeddings import scorer_embeddings
     from webgym.train.scorer import record_checkpoint, scorer_samples, train_scorer
 
     scorer = load_scorer(base) if base else open_scorer(config.policy.scorer)
-    embed = TextEmbeddings(cache_dir=config.policy.scorer.embedding_cache)
+    embed = scorer_embeddings(config.policy.scorer)
     samples, problems = scorer_samples(_episodes(lake, accepted, "steps"), _episodes(lake, accepted, "trajectories"),
                                        lake.read_table("tasks"), accepted, embed, scorer.history,
                                        relabel=config.train.objective == "dagger")

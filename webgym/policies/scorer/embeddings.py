@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from webgym.config.policy import ScorerConfig
 from webgym.embeddings import DIM, Embedder, EmbeddingCache, text_key
 
 
@@ -54,3 +55,9 @@ class TextEmbeddings:
         texts, self._unsaved = self._unsaved, []
         if texts:
             self.cache.put([text_key(t) for t in texts], np.stack([self._memo[t] for t in texts]))
+
+
+def scorer_embeddings(settings: ScorerConfig) -> TextEmbeddings:
+    """The text vectors of the profile's scorer, built in one place so that rollouts and training embed
+    at the same precision and share one cache."""
+    return TextEmbeddings(Embedder(precision=settings.embedding_precision), cache_dir=settings.embedding_cache)

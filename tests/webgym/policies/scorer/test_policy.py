@@ -22,7 +22,7 @@ from webgym.env.observe import Observation
 from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
 from webgym.policies.scorer.candidates import step_choices
 from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, open_scorer, save_scorer
-from webgym.policies.scorer.embeddings import TextEmbeddings
+from webgym.policies.scorer.embeddings import TextEmbeddings, scorer_embeddings
 from webgym.policies.scorer.policy import ScorerPolicy
 from webgym.rollout.collect import episode_specs
 from webgym.sites.tasks import task_record
@@ -80,6 +80,18 @@ def test_vectors_kept_on_disk_are_read_back_by_the_next_run_without_embedding(tm
     assert reader.texts == ["Sign in"]
     assert np.array_equal(again[:5], embedded)
     assert not again[2].any()
+
+
+def test_the_profiles_precision_embeds_and_caches_apart_from_float32(tmp_path):
+    texts = ["Add to cart", "Search flights", "Checkout"]
+    fast = scorer_embeddings(ScorerConfig(embedding_precision="bfloat16", embedding_cache=str(tmp_path)))
+    vectors = fast(texts)
+    fast.flush()
+    exact = scorer_embeddings(ScorerConfig(embedding_precision="float32", embedding_cache=str(tmp_path)))
+    reference = exact(texts)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["all-MiniLM-L6-v2-bfloat16"]
+    assert not np.array_equal(vectors, reference)
+    assert (vectors * reference).sum(axis=1).min() > 0.9999
 
 
 def test_coordinate_observations_are_refused_with_the_setting_to_change():
