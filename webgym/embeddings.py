@@ -15,9 +15,10 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
+
+from webgym.config.base import EmbeddingPrecision
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +78,7 @@ class EmbedStats:
     seconds: float = 0.0
 
 
-Precision = Literal["float32", "bfloat16", "auto"]
-
-
-def resolve_precision(precision: Precision, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+def resolve_precision(precision: EmbeddingPrecision, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     """auto: bfloat16 where the CPU computes it natively (the avx512_bf16 or amx_bf16 flag of Linux's
     cpuinfo), float32 elsewhere. Read from the flags, not from torch, so a run that embeds nothing
     new (every text cached) does not import torch."""
@@ -102,7 +100,7 @@ class Embedder:
     float32 ones, so a warm run still answers exactly as a cold one at the same precision."""
 
     def __init__(self, cache_dir: str | Path | None = None, batch_size: int = 64, device: str = "cpu",
-                 save_every: int = 20000, precision: Precision = "float32") -> None:
+                 save_every: int = 20000, precision: EmbeddingPrecision = "float32") -> None:
         self.precision = resolve_precision(precision)
         self.cache_name = MODEL_NAME if self.precision == "float32" else f"{MODEL_NAME}-{self.precision}"
         """The cache's folder name: the model and, unless float32, the precision."""

@@ -8,7 +8,7 @@ absolute path (or a URL for the lake) and never joins paths itself.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -47,6 +47,9 @@ def _resolved_location(location: str) -> str:
 
 ProjectPath = Annotated[str, AfterValidator(_resolved)]
 """A path setting: relative to the project in the profile, absolute once loaded."""
+
+EmbeddingPrecision = Literal["float32", "bfloat16", "auto"]
+"""MiniLM arithmetic (webgym.embeddings): the task set's and the scorer's settings take the same values."""
 
 Location = Annotated[str, AfterValidator(_resolved_location)]
 """A path or an fsspec URL: a path is resolved like ProjectPath, a URL is kept."""

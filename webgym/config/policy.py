@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from webgym.config.base import ProjectPath, Section
+from webgym.config.base import EmbeddingPrecision, ProjectPath, Section
 
 PolicyKind = Literal["chat", "local", "scorer", "oracle", "random"]
 
@@ -59,7 +59,7 @@ class ScorerConfig(Section):
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
                     "to the project): rollouts embed each text once and training reads them back instead of "
                     "embedding the replay pool again every iteration; null: in memory only.")
-    embedding_precision: Literal["float32", "bfloat16", "auto"] = Field(
+    embedding_precision: EmbeddingPrecision = Field(
         default="auto",
         description="MiniLM arithmetic of the scorer's text vectors: auto takes bfloat16 where the CPU computes it "
                     "natively (2.3x the texts per second here, cosine 0.99997 to float32), float32 elsewhere; each "

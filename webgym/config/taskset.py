@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.values import WhichRevision
-from webgym.config.base import ProjectPath, Section
+from webgym.config.base import EmbeddingPrecision, ProjectPath, Section
 
 
 class DedupConfig(Section):
@@ -42,7 +42,7 @@ class DedupConfig(Section):
         default=".cache/embeddings",
         description="Embedding cache keyed by text hash (relative to the project); reruns embed only new texts.")
     batch_size: int = Field(default=64, ge=1, description="Texts per embedding batch.")
-    precision: Literal["float32", "bfloat16", "auto"] = Field(
+    precision: EmbeddingPrecision = Field(
         default="auto",
         description="MiniLM arithmetic: auto takes bfloat16 where the CPU computes it natively (2.5x faster on "
                     "AVX512-BF16, cosine 0.9999 to float32), float32 elsewhere; each precision has its own cache.")
