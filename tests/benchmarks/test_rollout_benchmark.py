@@ -32,7 +32,7 @@ def test_mix_and_report():
                                           op_busy_s=dict.fromkeys(["navigate", "screenshot", "execute", "policy"], 5.0),
                                           op_waited_s={})
     results = [bench.EngineResult("async", summary(10.0), 0.5), bench.EngineResult("sync", summary(40.0), 0.3)]
-    text = bench.report(results, bench.BenchSettings(), browser_bound=8.0)
+    text = bench.report(results, bench.BenchSettings(capacity=16), browser_bound=8.0)
     assert text.splitlines()[-1] == "speedup: 4.00" and "trajectories/min" in text
     # 16 slots / (2 s median * exp(sigma^2 / 2)) = 5.61 steps/s binds before the browser's 8; async ran 5 steps/s
     assert "bound: 5.61 steps/s" in text and "whole run reached 89% of it" in text and "smoke" not in text

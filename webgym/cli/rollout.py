@@ -49,11 +49,12 @@ def bench_rollout(
     quick: Annotated[bool, typer.Option(help="Median policy time 0.2 s and fewer episodes (about a minute).")] = False,
     episodes: Annotated[int | None, typer.Option(help="Episodes per engine.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Episodes in flight (both engines).")] = None,
+    capacity: Annotated[int | None, typer.Option(help="Requests the stand-in serves at once.")] = None,
     median: Annotated[float | None, typer.Option(help="Median policy answer time m in seconds (p95 = 4m).")] = None,
 ) -> None:
     """Async engine against the synchronous baseline on the synthetic sites (benchmarks/rollout.py); last line
     `speedup: X.XX`."""
-    options = {"--episodes": episodes, "--concurrency": concurrency, "--median": median}
+    options = {"--episodes": episodes, "--concurrency": concurrency, "--capacity": capacity, "--median": median}
     arguments = ["--quick"] * quick + [str(part) for name, value in options.items() if value is not None
                                        for part in (name, value)]
     done = subprocess.run([sys.executable, str(project_path("benchmarks/rollout.py")), *arguments], check=False)
