@@ -342,9 +342,10 @@ def throughput(con: duckdb.DuckDBPyConnection) -> str:
         ax.set_ylim(bottom=0)
         ax.legend(fontsize="small")
         _iteration_axis(ax, frame.iteration)
-    caption = ("Rollout throughput per iteration, training and evaluation episodes apart: episodes and steps per "
-               "second of wall time, from the first episode's start to the last one's end (a rollout resumed "
-               "later counts its pause). View rollout_throughput.")
+    caption = ("Rollout throughput per iteration, training and evaluation episodes apart and each policy version "
+               "apart (iteration 0 evaluates the untrained policy and the warm start: two points): episodes and "
+               "steps per second of wall time, from the first episode's start to the last one's end (a rollout "
+               "resumed later counts its pause). View rollout_throughput.")
     return _figure(fig, caption) + _table(frame, "rollout-throughput")
 
 

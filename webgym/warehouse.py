@@ -160,13 +160,15 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
         FROM iterations i LEFT JOIN rollouts r USING (iteration) LEFT JOIN judging j USING (iteration)
              LEFT JOIN training t USING (iteration) LEFT JOIN evaluating e USING (iteration)
         GROUP BY i.iteration ORDER BY i.iteration"""),
-    "rollout_throughput": ("Episodes and steps per second of wall time per iteration and purpose (wall "
-                           "time: first start to last end).", f"""
+    "rollout_throughput": ("Episodes and steps per second of wall time per iteration, purpose and policy "
+                           "version (wall time: first start to last end; iteration 0's untrained and warm-start "
+                           "evaluations are two rows, not one spanning the training between them).", f"""
         SELECT *, episodes / nullif(wall_s, 0) AS episodes_per_s, steps / nullif(wall_s, 0) AS steps_per_s
-        FROM (SELECT tr.iteration, {PURPOSE} AS purpose, count(*) AS episodes, sum(tr.n_steps)::BIGINT AS steps,
+        FROM (SELECT tr.iteration, {PURPOSE} AS purpose, tr.policy_version, min(tr.started_at) AS started_at,
+                     count(*) AS episodes, sum(tr.n_steps)::BIGINT AS steps,
                      epoch(max(tr.ended_at) - min(tr.started_at)) AS wall_s
               FROM trajectories tr GROUP BY ALL)
-        ORDER BY iteration, purpose"""),
+        ORDER BY iteration, purpose, started_at"""),
     "steps_per_trajectory": ("Episode length per iteration and purpose.", f"""
         SELECT tr.iteration, {PURPOSE} AS purpose, count(*) AS trajectories, avg(n_steps) AS mean_steps,
                median(n_steps) AS median_steps, max(n_steps) AS max_steps

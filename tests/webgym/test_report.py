@@ -184,12 +184,14 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
                        ("it0 warm start", "hard"): 0.0, ("it1", "easy"): 1.0, ("it1", "hard"): 0.5,
                        ("it2 kept it1", "easy"): 1.0, ("it2 kept it1", "hard"): 0.0}
 
-    throughput = {(r["iteration"], r["purpose"]): (r["episodes"], r["steps"], r["wall_s"], r["episodes_per_s"],
-                                                   r["steps_per_s"])
-                  for r in _records(report.tables["rollout-throughput"])}
-    assert throughput[("1", "evaluation")][:2] == ("5", "9")  # ck1's 4 episodes (8 steps) and the other one
-    assert throughput[("0", "evaluation")] == ("8", "16", "3608", "0.002217", "0.004435")  # untrained and ck0, 1 h apart
-    assert throughput[("0", "train")] == ("3", "6", "0", "", "")  # no wall time: no rate, no crash
+    throughput = {(r["iteration"], r["purpose"], r["policy_version"]): (
+        r["episodes"], r["steps"], r["wall_s"], r["episodes_per_s"], r["steps_per_s"])
+        for r in _records(report.tables["rollout-throughput"])}
+    assert throughput[("1", "evaluation", "ck1")][:2] == ("5", "9")  # ck1's 4 episodes (8 steps) and the other one
+    # the untrained policy and ck0, evaluated 1 h apart: each over its own 8 s, not both over the hour between
+    assert throughput[("0", "evaluation", "init")] == ("4", "8", "8", "0.5", "1")
+    assert throughput[("0", "evaluation", "ck0")] == ("4", "8", "8", "0.5", "1")
+    assert throughput[("0", "train", "v0")] == ("3", "6", "0", "", "")  # no wall time: no rate, no crash
 
     assert [(r["iteration"], r["steps"], float(r["same_screenshot_rate"]))
             for r in _records(report.tables["same-screenshot-rate"])] == [("0", "2", 0.5)]

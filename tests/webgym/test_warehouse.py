@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from schemas.judgments import Judgment
+from schemas.trajectories import Trajectory
 from tests.conftest import NOW, rows, steps_frame, tasks_frame, trajectories_frame
 from webgym import warehouse
 from webgym.config import JudgeConfig
@@ -156,3 +157,17 @@ def test_the_duckdb_shell_the_readme_names_opens_the_warehouse(lake):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["split,tasks", "test,1", "train,2"]
+
+
+def test_rollout_throughput_keeps_two_evaluations_of_one_iteration_apart(lake):
+    """Iteration 0 evaluates the untrained policy, trains for an hour, then evaluates the warm start: each
+    evaluation's rate is its own episodes over its own wall time, not both over the span with the training."""
+    def episode(tid: str, version: str, start_min: int) -> Trajectory:
+        start = NOW + dt.timedelta(minutes=start_min)
+        return Trajectory(trajectory_id=tid, task_id="t1", iteration=0, purpose="evaluation", policy="scorer",
+                          policy_version=version, horizon=10, n_steps=6, termination="answered", answer="Done.",
+                          started_at=start, ended_at=start + dt.timedelta(seconds=30))
+    lake.write_table("trajectories", rows([episode("u0", "init", 0), episode("u1", "init", 0),
+                                           episode("w0", "warm", 60), episode("w1", "warm", 60)]))
+    frame = warehouse.query(lake, "SELECT policy_version, episodes, steps, wall_s, steps_per_s FROM rollout_throughput")
+    assert frame.values.tolist() == [["init", 2, 12, 30.0, 0.4], ["warm", 2, 12, 30.0, 0.4]]
