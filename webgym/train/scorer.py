@@ -195,20 +195,31 @@ def batch_logprobs(net: torch.nn.Module, batch: list[ScorerSample]) -> tuple[tor
     return logprobs, mask
 
 
-def decision_accuracy(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int = 256) -> float:
-    """Fraction of samples whose best-scored candidate, and each fill field's best option, is the one chosen."""
+def greedy_decisions(net: torch.nn.Module, samples: list[ScorerSample],
+                     batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample, the best-scored candidate (B,) and whether each of its fill fields' best option is the
+    sample's (B,): what the greedy policy would do at each recorded decision."""
     net.eval()
-    right = 0
+    best, fields_right = [], []
     with torch.no_grad():
         for start in range(0, len(samples), batch_size):
             batch = samples[start:start + batch_size]
             scored = _score(net, batch)
-            ok = scored.candidates.argmax(dim=1) == torch.tensor([s.chosen for s in batch])  # (B,)
+            ok = torch.ones(len(batch), dtype=torch.bool)
             if scored.fields is not None:
-                wrong = scored.fields.argmax(dim=1) != scored.typed  # (F,)
-                ok[scored.field_rows[wrong]] = False
-            right += int(ok.sum())
-    return right / max(len(samples), 1)
+                ok[scored.field_rows[scored.fields.argmax(dim=1) != scored.typed]] = False
+            best.append(scored.candidates.argmax(dim=1).numpy())
+            fields_right.append(ok.numpy())
+    if not best:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)
+    return np.concatenate(best), np.concatenate(fields_right)
+
+
+def decision_accuracy(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int = 256) -> float:
+    """Fraction of samples whose best-scored candidate, and each fill field's best option, is the one chosen."""
+    best, fields_right = greedy_decisions(net, samples, batch_size)
+    chosen = np.array([s.chosen for s in samples], dtype=np.int64)
+    return float(((best == chosen) & fields_right).sum()) / max(len(samples), 1)
 
 
 # ---- training --------------------------------------------------------------------------------

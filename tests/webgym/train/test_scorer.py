@@ -20,7 +20,8 @@ from webgym.policies.scorer.candidates import KINDS, phrases
 from webgym.policies.scorer.checkpoint import init_scorer, weights_id
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
-from webgym.train.scorer import (ScorerSample, batch_logprobs, decision_accuracy, record_checkpoint,
+from webgym.policies.scorer.network import candidate_logits, option_logits
+from webgym.train.scorer import (ScorerSample, batch_logprobs, decision_accuracy, greedy_decisions, record_checkpoint,
                                  scorer_samples, train_scorer)
 
 SCORER_RECIPE = TrainConfig(epochs=8, micro_batch_size=32, learning_rate=1e-3, lr_schedule="constant", warmup_ratio=0.0,
@@ -78,6 +79,23 @@ def test_log_probabilities_cover_the_candidate_and_each_fill_field():
     logprobs, mask = batch_logprobs(init_scorer(_tiny()).net.eval(), samples)
     assert logprobs.shape == (4, 2) and mask.tolist() == [[1, 0], [1, 1], [1, 0], [1, 1]]
     assert (logprobs <= 0).all() and (logprobs[mask == 0] == 0).all()
+
+
+def test_greedy_decisions_are_what_the_greedy_policy_picks_one_decision_at_a_time():
+    """Batched and padded (fewer candidates in some samples, batches of 3), each sample's best candidate and its
+    fill fields' verdict equal the policy's own argmax over that decision alone."""
+    samples = _planted(8)
+    for sample in samples[::3]:
+        sample.flat.candidates, sample.flat.scalars = sample.flat.candidates[:4], sample.flat.scalars[:4]
+        sample.chosen = min(sample.chosen, 3)
+    net = init_scorer(_tiny()).net.eval()
+    best, fields_right = greedy_decisions(net, samples, batch_size=3)
+    with torch.no_grad():
+        assert best.tolist() == [int(candidate_logits(net, s.flat).argmax()) for s in samples]
+        assert fields_right.tolist() == [
+            all(int(option_logits(net, f).argmax()) == t for f, t in zip(s.fields, s.typed)) for s in samples]
+    assert decision_accuracy(net, samples, batch_size=3) == np.mean(
+        [b == s.chosen and ok for b, s, ok in zip(best, samples, fields_right)])
 
 
 @pytest.mark.parametrize("objective", ["filtered_bc", "sft", "reinforce", "grpo"])
