@@ -3,8 +3,8 @@
     .venv/bin/python benchmarks/decisions.py --lake DIR --checkpoint DIR [--checkpoint DIR ...]
         [--profile configs/local.yaml] [--size 120] [--out reports/decisions]
 
-A minute's proxy for a change to the scorer (its features, its recipe), where the learning curve takes an
-hour a seed. It copies the lake to --out (the lake itself is not written; checkpoints are not copied),
+A proxy for a change to the scorer (its features, its recipe) that takes minutes, where a learning-curve
+seed takes 20 or more. It copies the lake to --out (the lake itself is not written; checkpoints are not copied),
 rolls the oracle out there on --size test-split tasks of each held-out kind (`webgym rollout --split test
 --policy oracle`, iteration 1000; a rerun reuses the copy and its finished episodes), rebuilds every
 decision of those demonstrations as training would (webgym.train.scorer.scorer_samples) and asks each
