@@ -45,6 +45,8 @@ ITERATION = 1000
 
 def copy_lake(lake: Path, out: Path) -> Path:
     """The lake's tables copied to out/lake once (not its checkpoints); a rerun reuses the copy."""
+    if not (lake / "trajectories").is_dir():
+        raise ValueError(f"{lake} is not a lake with a trajectories table (pass the data_dir of a night's lake)")
     copy = out / "lake"
     if not copy.exists():
         shutil.copytree(lake, copy, ignore=shutil.ignore_patterns("models"))
@@ -84,17 +86,19 @@ def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
     tables = Lake(str(lake))
     trajectories = tables.read_table("trajectories")
     trajectories = trajectories[(trajectories["iteration"] == ITERATION) & (trajectories["policy"] == "oracle")]
+    if trajectories.empty:
+        raise ValueError(f"{lake}: no oracle episodes at iteration {ITERATION}; does the task set have a test split?")
     steps = tables.read_table("steps")
     steps = steps[steps["trajectory_id"].isin(trajectories["trajectory_id"])]
     every_step = steps[["trajectory_id", "t"]].assign(weight=1.0, advantage=np.nan)
+    tasks = tables.read_table("tasks")
     embed = scorer_embeddings(load_config(profile).policy.scorer)
     samples_by_history: dict[int, list[ScorerSample]] = {}
     out = []
     for path in checkpoints:
         scorer = load_scorer(path)
         if scorer.history not in samples_by_history:
-            samples, problems = scorer_samples(steps, trajectories, tables.read_table("tasks"), every_step, embed,
-                                               scorer.history)
+            samples, problems = scorer_samples(steps, trajectories, tasks, every_step, embed, scorer.history)
             for problem in problems:
                 print(f"decisions: skipped {problem}", file=sys.stderr)
             samples_by_history[scorer.history] = samples
@@ -116,9 +120,12 @@ def main() -> None:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     profile = Path(args.profile).resolve()
-    lake = copy_lake(Path(args.lake).resolve(), out)
-    demonstrate(profile, lake, args.size)
-    results = study(profile, lake, [Path(c).resolve() for c in args.checkpoint])
+    try:
+        lake = copy_lake(Path(args.lake).resolve(), out)
+        demonstrate(profile, lake, args.size)
+        results = study(profile, lake, [Path(c).resolve() for c in args.checkpoint])
+    except ValueError as error:
+        parser.error(str(error))
     for result in results:
         print(json.dumps(result))
     (out / "decisions.json").write_text(json.dumps(results, indent=2) + "\n")

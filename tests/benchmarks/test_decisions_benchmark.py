@@ -4,9 +4,14 @@ would not have answered."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from tests.benchmarks import load_benchmark
+from tests.conftest import trajectories_frame
+from webgym import PROJECT_ROOT
 from webgym.embeddings import DIM
 from webgym.policies.scorer.candidates import KINDS
 from webgym.policies.scorer.features import FLAT_SCALARS, FlatFeatures
@@ -36,3 +41,11 @@ def test_matches_per_oracle_kind_and_early_done():
     assert summary["by_oracle_kind"] == {"done": {"decisions": 1, "matched": 1},
                                          "fill": {"decisions": 2, "matched": 1},
                                          "link": {"decisions": 2, "matched": 1}}
+
+
+def test_a_folder_that_is_no_lake_and_a_lake_without_demonstrations_are_named(tmp_path, lake):
+    with pytest.raises(ValueError, match="is not a lake with a trajectories table"):
+        bench.copy_lake(tmp_path / "nowhere", tmp_path / "out")
+    lake.write_table("trajectories", trajectories_frame())  # oracle episodes, but of iteration 0
+    with pytest.raises(ValueError, match="no oracle episodes at iteration 1000"):
+        bench.study(PROJECT_ROOT / "configs" / "local.yaml", Path(lake.root), [])
