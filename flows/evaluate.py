@@ -41,7 +41,7 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     wanted = ds.field("trajectory_id").isin(trajectory_ids)
     trajectories = lake.read_table("trajectories", filter=wanted)
     verdicts = query(lake, "SELECT trajectory_id, success FROM verdicts", config.judge)
-    evaluation = evaluation_id(config.policy.kind, trajectories["task_id"].tolist())
+    evaluation = evaluation_id(config.policy.label(greedy=True), trajectories["task_id"].tolist())
     rows = evaluation_rows(trajectories, verdicts, lake.read_table("tasks"), evaluation, dt.datetime.now(dt.UTC))
     present = set(lake.read_table("evals", columns=["trajectory_id"], filter=wanted)["trajectory_id"])
     new = rows[~rows["trajectory_id"].isin(present)]

@@ -110,7 +110,7 @@ def rollout(iteration: int = 0, split: Literal["train", "validation", "test"] = 
     config = _with_parameters(load_config(config_path, data_dir), policy, engine, concurrency, group_size, horizons,
                               shards, checkpoint, greedy)
     ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw))
-    run_key = run_key_for(iteration, split, config.policy.kind, checkpoint, draw)
+    run_key = run_key_for(iteration, split, config.policy.label(config.policy.scorer.greedy), checkpoint, draw)
     purpose = rollout_purpose(split, config.policy.kind)
     parts = _shards(ids, config.rollout.shards)
     log.info("rollout %s: %d %s tasks x %d episodes, policy %s, %d shard(s)", run_key, len(ids), split,

@@ -46,6 +46,14 @@ def test_evaluate_a_scorer_checkpoint_records_its_version(prefect_harness, tmp_p
     trajectories = lake.read_table("trajectories")
     assert set(trajectories["policy"]) == {"scorer"}
 
+    margin = tmp_path / "margin.yaml"
+    margin.write_text(f"extends: {_profile(tmp_path, 'scorer')}\npolicy:\n  scorer:\n    done_margin: 2.0\n")
+    held_back = evaluate(checkpoint=str(path), iteration=4, config_path=str(margin))
+    assert held_back.evaluation.startswith("scorer-done2-") and held_back.evaluation != report.evaluation
+    assert held_back.episodes == 2 and lake.count("trajectories") == 4  # its own episodes, not argmax's reused
+    evaluate(checkpoint=str(path), iteration=4, config_path=str(margin))
+    assert lake.count("evals") == 4 and lake.count("trajectories") == 4
+
 
 @pytest.mark.slow
 def test_a_validation_run_is_its_own_evaluation_on_validation_tasks_only(prefect_harness, tmp_path):

@@ -54,6 +54,10 @@ class ScorerConfig(Section):
         default=1.0, gt=0, description="Softmax temperature of the candidates' scores when sampling (rollouts).")
     greedy: bool = Field(
         default=False, description="Take the best-scored candidate instead of sampling (set it for evaluation).")
+    done_margin: float = Field(
+        default=0.0, ge=0, description="Greedy decisions (evaluation, validation) answer \"Done.\" only when it scores "
+                                       "this much (log-probability) above the best other candidate; sampled rollouts "
+                                       "are unchanged. Evaluations with another margin are other evaluations.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
@@ -82,3 +86,11 @@ class PolicyConfig(Section):
     context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt and context of text policies.")
     sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Decoding of text policies.")
     scorer: ScorerConfig = Field(default_factory=ScorerConfig, description="The set-of-marks scorer (kind scorer).")
+
+    def label(self, greedy: bool) -> str:
+        """How rollout keys and evaluation ids name this policy: its kind and, for the scorer's greedy decisions
+        with a "Done." margin, the margin (`scorer-done2`): it changes what they decide, so such episodes are
+        neither reused nor compared as plain argmax ones."""
+        if self.kind == "scorer" and greedy and self.scorer.done_margin:
+            return f"scorer-done{self.scorer.done_margin:g}"
+        return self.kind

@@ -24,14 +24,18 @@ from schemas.checkpoints import Checkpoint
 from schemas.steps import Action, Element
 from webgym.config import TrainConfig
 from webgym.lake import Lake
-from webgym.policies.scorer.candidates import Phrase, page_context, phrases, step_choices
+from webgym.policies.scorer.candidates import KINDS, Phrase, page_context, phrases, step_choices
 from webgym.policies.scorer.checkpoint import Scorer, weights_id
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import Chosen, Decision, FieldFeatures, FlatFeatures, field_features, flat_features
+from webgym.policies.scorer.network import hold_back_done
 from webgym.train.engine import TorchEngine
 from webgym.train.objectives import OBJECTIVES, LossInputs
 
 log = logging.getLogger(__name__)
+
+DONE = KINDS.index("done")
+"""The scalar column of a candidate's one-hot kind that says it answers "Done."."""
 
 
 @dataclass
@@ -195,10 +199,10 @@ def batch_logprobs(net: torch.nn.Module, batch: list[ScorerSample]) -> tuple[tor
     return logprobs, mask
 
 
-def greedy_decisions(net: torch.nn.Module, samples: list[ScorerSample],
-                     batch_size: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def greedy_decisions(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int = 256,
+                     done_margin: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Per sample, the best-scored candidate (B,) and whether each of its fill fields' best option is the
-    sample's (B,): what the greedy policy would do at each recorded decision."""
+    sample's (B,): what the greedy policy would do at each recorded decision, with its "Done." margin."""
     net.eval()
     best, fields_right = [], []
     with torch.no_grad():
@@ -208,7 +212,13 @@ def greedy_decisions(net: torch.nn.Module, samples: list[ScorerSample],
             ok = torch.ones(len(batch), dtype=torch.bool)
             if scored.fields is not None:
                 ok[scored.field_rows[scored.fields.argmax(dim=1) != scored.typed]] = False
-            best.append(scored.candidates.argmax(dim=1).numpy())
+            candidates = scored.candidates
+            if done_margin:
+                done = torch.zeros_like(candidates, dtype=torch.bool)
+                for row, sample in enumerate(batch):
+                    done[row, :len(sample.flat.scalars)] = torch.from_numpy(sample.flat.scalars[:, DONE] > 0.5)
+                candidates = hold_back_done(candidates, done, done_margin)
+            best.append(candidates.argmax(dim=1).numpy())
             fields_right.append(ok.numpy())
     if not best:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool)

@@ -21,8 +21,8 @@ from webgym.policies.scorer.checkpoint import init_scorer, weights_id
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
 from webgym.policies.scorer.network import candidate_logits, option_logits
-from webgym.train.scorer import (ScorerSample, batch_logprobs, decision_accuracy, greedy_decisions, record_checkpoint,
-                                 scorer_samples, train_scorer)
+from webgym.train.scorer import (DONE, ScorerSample, batch_logprobs, decision_accuracy, greedy_decisions,
+                                 record_checkpoint, scorer_samples, train_scorer)
 
 SCORER_RECIPE = TrainConfig(epochs=8, micro_batch_size=32, learning_rate=1e-3, lr_schedule="constant", warmup_ratio=0.0,
                             weight_decay=1e-4)
@@ -96,6 +96,16 @@ def test_greedy_decisions_are_what_the_greedy_policy_picks_one_decision_at_a_tim
             all(int(option_logits(net, f).argmax()) == t for f, t in zip(s.fields, s.typed)) for s in samples]
     assert decision_accuracy(net, samples, batch_size=3) == np.mean(
         [b == s.chosen and ok for b, s, ok in zip(best, samples, fields_right)])
+    for sample, pick in zip(samples, best):  # each decision's best candidate becomes its "Done."
+        sample.flat.scalars[pick, DONE] = 1.0
+    plain, _ = greedy_decisions(net, samples, batch_size=3)
+    held_back, _ = greedy_decisions(net, samples, batch_size=3, done_margin=100.0)
+    with torch.no_grad():
+        logits = [candidate_logits(net, s.flat) for s in samples]
+        without_done = [int(x.masked_fill(torch.from_numpy(s.flat.scalars[:, DONE] > 0), -1e9).argmax())
+                        for x, s in zip(logits, samples)]
+    assert plain.tolist() == [int(x.argmax()) for x in logits]
+    assert held_back.tolist() == without_done and (held_back != plain).any()
 
 
 @pytest.mark.parametrize("objective", ["filtered_bc", "sft", "reinforce", "grpo"])

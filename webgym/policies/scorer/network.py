@@ -67,3 +67,11 @@ def option_logits(net: ScorerNet, field: FieldFeatures) -> torch.Tensor:
     """(M,) scores of one field's options."""
     return net.option_scores(_tensor(field.label)[None], _tensor(field.options)[None], _tensor(field.contexts)[None],
                              _tensor(field.scalars)[None])[0]
+
+
+
+def hold_back_done(logits: torch.Tensor, done: torch.Tensor, margin: float) -> torch.Tensor:
+    """Scores with every "Done." candidate (`done`, a mask of their shape) lowered by `margin`: their argmax,
+    the greedy decision, answers "Done." only when it wins by the margin (ScorerConfig.done_margin). Most
+    held-out episodes that fail end with an early "Done." (README, "What the default learns")."""
+    return logits - margin * done.to(logits.dtype)

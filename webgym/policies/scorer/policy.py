@@ -14,7 +14,7 @@ from webgym.policies.scorer.candidates import page_candidates, page_context, phr
 from webgym.policies.scorer.checkpoint import Scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import Decision, chosen_at, field_features, flat_features
-from webgym.policies.scorer.network import candidate_logits, option_logits
+from webgym.policies.scorer.network import candidate_logits, hold_back_done, option_logits
 
 
 class ScorerPolicy:
@@ -25,18 +25,19 @@ class ScorerPolicy:
     privileged = False
 
     def __init__(self, scorer: Scorer, embed: TextEmbeddings | None = None, temperature: float = 1.0,
-                 greedy: bool = False, seed: int = 0) -> None:
-        self.scorer, self.temperature, self.greedy = scorer, temperature, greedy
+                 greedy: bool = False, seed: int = 0, done_margin: float = 0.0) -> None:
+        self.scorer, self.temperature, self.greedy, self.done_margin = scorer, temperature, greedy, done_margin
         self.version = scorer.checkpoint_id
         self.embed = embed or TextEmbeddings()
         self._generator = torch.Generator().manual_seed(seed)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorer-policy")
 
-    def _pick(self, logits: torch.Tensor) -> tuple[int, float]:
-        """The chosen index and its log-probability under the policy (temperature 1)."""
+    def _pick(self, logits: torch.Tensor, done: torch.Tensor | None = None) -> tuple[int, float]:
+        """The chosen index and its log-probability under the network (temperature 1, no margin: what
+        training recomputes); `done` marks the "Done." candidates the greedy margin holds back."""
         logprobs = torch.log_softmax(logits, dim=-1)
         if self.greedy:
-            index = int(torch.argmax(logits))
+            index = int(torch.argmax(logits if done is None else hold_back_done(logits, done, self.done_margin)))
         else:
             probs = torch.softmax(logits / self.temperature, dim=-1)
             index = int(torch.multinomial(probs, 1, generator=self._generator))
@@ -54,7 +55,9 @@ class ScorerPolicy:
                             phrases(observed.task.text, observation.page_text), observed.step, observed.horizon)
         net = self.scorer.net.eval()
         with torch.no_grad():
-            index, logprob = self._pick(candidate_logits(net, flat_features(decision, self.embed, self.scorer.history)))
+            done = torch.tensor([c.kind == "done" for c in decision.candidates])
+            index, logprob = self._pick(candidate_logits(net, flat_features(decision, self.embed, self.scorer.history)),
+                                        done)
             candidate = decision.candidates[index]
             typed: list[str | None] = []
             if candidate.kind == "fill":

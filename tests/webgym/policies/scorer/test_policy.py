@@ -16,7 +16,7 @@ from tests.conftest import NOW, rows
 from tests.webgym.rollout.conftest import roll_out
 from tests.webgym.sites.conftest import mini  # noqa: F401 (fixture)
 from webgym.checkpoints import CheckpointError
-from webgym.config import EnvConfig, RolloutConfig, ScorerConfig
+from webgym.config import EnvConfig, PolicyConfig, RolloutConfig, ScorerConfig
 from webgym.embeddings import Embedder
 from webgym.env.observe import Observation
 from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
@@ -92,6 +92,29 @@ def test_the_profiles_precision_embeds_and_caches_apart_from_float32(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["all-MiniLM-L6-v2-bfloat16"]
     assert not np.array_equal(vectors, reference)
     assert (vectors * reference).sum(axis=1).min() > 0.9999
+
+
+def test_greedy_decoding_answers_done_only_when_it_wins_by_the_margin():
+    done = torch.tensor([False, True, False])
+    picks = {}
+    for margin, logits in [(0.0, [1.0, 2.5, 0.5]), (1.0, [1.0, 2.5, 0.5]), (2.0, [1.0, 2.5, 0.5]),
+                           (2.0, [1.0, 3.5, 0.5])]:
+        policy = ScorerPolicy(init_scorer(SMALL), TextEmbeddings(), greedy=True, done_margin=margin)
+        try:
+            picks[margin, logits[1]] = policy._pick(torch.tensor(logits), done)
+        finally:
+            policy.close()
+    assert {key: index for key, (index, _) in picks.items()} == {(0.0, 2.5): 1, (1.0, 2.5): 1, (2.0, 2.5): 0,
+                                                                 (2.0, 3.5): 1}
+    network_logprob = float(torch.log_softmax(torch.tensor([1.0, 2.5, 0.5]), dim=-1)[0])
+    assert picks[2.0, 2.5][1] == pytest.approx(network_logprob)  # what training recomputes: no margin in it
+
+
+def test_only_the_scorers_greedy_decisions_with_a_margin_are_named_apart():
+    margin = PolicyConfig(kind="scorer", scorer=ScorerConfig(done_margin=2.0))
+    assert margin.label(greedy=True) == "scorer-done2" and margin.label(greedy=False) == "scorer"
+    assert PolicyConfig(kind="scorer").label(greedy=True) == "scorer"
+    assert PolicyConfig(kind="chat", scorer=ScorerConfig(done_margin=2.0)).label(greedy=True) == "chat"
 
 
 def test_coordinate_observations_are_refused_with_the_setting_to_change():
