@@ -8,7 +8,8 @@ seed takes 20 or more. It copies the lake to --out (the lake itself is not writt
 rolls the oracle out there on --size test-split tasks of each held-out kind (`webgym rollout --split test
 --policy oracle`, iteration 1000; a rerun reuses the copy and its finished episodes), rebuilds every
 decision of those demonstrations as training would (webgym.train.scorer.scorer_samples) and asks each
-checkpoint for its greedy choice at each of them, on the same decisions.
+checkpoint for its greedy choice at each of them, on the same decisions, with the profile's "Done." margin
+(policy.scorer.done_margin, as its evaluations decide).
 
 Prints one JSON line per checkpoint and writes them all to --out/decisions.json: decisions, matched (the
 best-scored candidate and every fill field's best option are the oracle's), per oracle candidate kind
@@ -92,7 +93,8 @@ def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
     steps = steps[steps["trajectory_id"].isin(trajectories["trajectory_id"])]
     every_step = steps[["trajectory_id", "t"]].assign(weight=1.0, advantage=np.nan)
     tasks = tables.read_table("tasks")
-    embed = scorer_embeddings(load_config(profile).policy.scorer)
+    settings = load_config(profile).policy.scorer
+    embed = scorer_embeddings(settings)
     samples_by_history: dict[int, list[ScorerSample]] = {}
     out = []
     for path in checkpoints:
@@ -103,8 +105,9 @@ def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
                 print(f"decisions: skipped {problem}", file=sys.stderr)
             samples_by_history[scorer.history] = samples
         samples = samples_by_history[scorer.history]
-        best, fields_right = greedy_decisions(scorer.net, samples)
+        best, fields_right = greedy_decisions(scorer.net, samples, done_margin=settings.done_margin)
         out.append({"checkpoint": scorer.checkpoint_id, "path": str(path), "episodes": len(trajectories),
+                    "done_margin": settings.done_margin,
                     **summarise(samples, best, fields_right)})
     return out
 
