@@ -51,6 +51,14 @@ class ServerState:
     command: list[str]
     log: str
     started_at: str
+    since_boot: float | None = None
+    """The process's start in seconds since boot, which identifies it like create_time but does not move when
+    the wall clock is stepped (NTP): psutil's create_time is the boot time, read from the clock now, plus
+    this. None in state files written before it was recorded."""
+
+
+def _since_boot(process: psutil.Process) -> float:
+    return process.create_time() - psutil.boot_time()
 
 
 def state_dir(config: ServeConfig) -> Path:
@@ -77,7 +85,9 @@ def process_of(state: ServerState) -> psutil.Process | None:
     """The state's process if it still runs (not a zombie, not a different process with a reused pid)."""
     try:
         process = psutil.Process(state.pid)
-        if abs(process.create_time() - state.create_time) > 0.01 or process.status() == psutil.STATUS_ZOMBIE:
+        started = (_since_boot(process), state.since_boot) if state.since_boot is not None \
+            else (process.create_time(), state.create_time)
+        if abs(started[0] - started[1]) > 0.01 or process.status() == psutil.STATUS_ZOMBIE:
             return None
     except psutil.NoSuchProcess:
         return None
@@ -107,9 +117,11 @@ def stop(config: ServeConfig) -> ServerState | None:
     if state is None:
         return None
     process = process_of(state)
+    popen = _started.pop(state.pid, None)
+    if process is None and popen is not None and popen.poll() is None:
+        process = psutil.Process(popen.pid)  # started here and not reaped yet, so its pid is not reused
     if process is not None:
         _terminate(process, config.stop_grace_s)
-    popen = _started.pop(state.pid, None)
     if popen is not None:
         popen.wait()
     (state_dir(config) / STATE_FILE).unlink(missing_ok=True)
@@ -152,9 +164,10 @@ def start(config: ServeConfig, checkpoint: str, name: str) -> tuple[ServerState,
                                      start_new_session=True)
         except OSError as error:
             raise ServeError(f"serve.command {command[0]!r} could not be started: {error}") from None
-    state = ServerState(pid=popen.pid, create_time=psutil.Process(popen.pid).create_time(), name=name,
-                        checkpoint=checkpoint, base_url=base_url(config), command=command, log=str(log_path),
-                        started_at=dt.datetime.now(dt.UTC).isoformat())
+    process = psutil.Process(popen.pid)
+    state = ServerState(pid=popen.pid, create_time=process.create_time(), name=name, checkpoint=checkpoint,
+                        base_url=base_url(config), command=command, log=str(log_path),
+                        started_at=dt.datetime.now(dt.UTC).isoformat(), since_boot=_since_boot(process))
     (directory / STATE_FILE).write_text(json.dumps(asdict(state), indent=2) + "\n", encoding="utf-8")
     _started[popen.pid] = popen
     return state, popen
