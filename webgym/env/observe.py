@@ -7,6 +7,7 @@ screenshot with Pillow, so the page's own DOM is never modified by observing it.
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
@@ -77,6 +78,20 @@ class Observation:
     """Numbered elements in set-of-marks mode, None in coordinate mode."""
     page_text: str | None = None
     """Set-of-marks mode: the page's visible text, one line per block (what text-reading policies read)."""
+
+
+def element_at(elements: Sequence[Element], x: float, y: float, slack: float = 0.0) -> Element | None:
+    """The smallest numbered element containing the point, else the nearest one within `slack` pixels."""
+    inside = [e for e in elements if e.x <= x <= e.x + e.width and e.y <= y <= e.y + e.height]
+    if inside:
+        return min(inside, key=lambda e: e.width * e.height)
+
+    def distance(e: Element) -> float:
+        dx = max(e.x - x, 0.0, x - e.x - e.width)
+        dy = max(e.y - y, 0.0, y - e.y - e.height)
+        return (dx * dx + dy * dy) ** 0.5
+    near = min(elements, key=distance, default=None)
+    return near if near is not None and distance(near) <= slack else None
 
 
 async def screenshot(page: Page, timeout_s: float) -> bytes:

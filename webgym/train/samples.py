@@ -18,7 +18,7 @@ import pyarrow.dataset as ds
 
 from schemas.steps import Action, Element
 from webgym.config import ContextConfig
-from webgym.env.observe import Observation
+from webgym.env.observe import Observation, element_at
 from webgym.lake import Lake
 from webgym.policies.base import PolicyInput, Turn, task_specs
 from webgym.policies.context import build_messages, prompt_version
@@ -54,11 +54,25 @@ TEXT_POLICIES = frozenset({"chat", "local"})
 other kinds (oracle, scorer, random) are learned as the tool calls they made (`action_response`)."""
 
 
-def action_response(actions: list[Action]) -> str:
+MARKED_TOOLS = ("click", "hover", "drag", "type")
+"""Tools whose (first) point a policy may give as a set-of-marks number instead (webgym/env/actions.py)."""
+
+
+def _by_mark(action: Action, elements: list[Element] | None) -> Action:
+    """The call naming the numbered element its point falls in, when the step was observed with marks."""
+    if not elements or action.name not in MARKED_TOOLS or action.mark is not None or action.x is None:
+        return action
+    element = element_at(elements, action.x, action.y)
+    return action if element is None else action.model_copy(update={"mark": element.mark, "x": None, "y": None})
+
+
+def action_response(actions: list[Action], elements: list[Element] | None = None) -> str:
     """Recorded calls as the <tool_call> text the parser reads: what a text policy would have answered
-    to take the same step (oracle demonstrations become chat targets this way)."""
+    to take the same step (oracle demonstrations become chat targets this way). On a set-of-marks
+    observation (`elements`) a call at a point inside a numbered element names its mark instead, as a
+    policy that reads the marks answers; the call does the same (a mark is clicked at its centre)."""
     calls = []
-    for action in actions:
+    for action in (_by_mark(a, elements) for a in actions):
         arguments = action.model_dump(exclude_none=True, exclude={"name", "ok", "feedback"})
         call = json.dumps({"name": action.name, "arguments": arguments}, ensure_ascii=False)
         calls.append(f"<tool_call>{call}</tool_call>")
@@ -82,7 +96,7 @@ def _turns(rows: pd.DataFrame, text_policy: bool, screenshot: Callable[[str], by
             screenshot=screenshot(row.screenshot_sha256),
             elements=[Element.model_validate(e) for e in row.elements] if _present(row.elements) else None,
             page_text=row.page_text if _present(row.page_text) else None)
-        response = row.response if text_policy else action_response(actions)
+        response = row.response if text_policy else action_response(actions, observation.elements)
         memory = row.memory if text_policy and _present(row.memory) else None
         parse_error = row.parse_error if _present(row.parse_error) else None
         turn = Turn(observation, response if _present(response) else None, memory, actions, parse_error)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from schemas.steps import Action, Step
+from schemas.steps import Action, Element, Step
 from schemas.trajectories import Trajectory
 from tests.conftest import NOW, rows, tasks_frame
 from tests.fixture_site import run_in_browser, site, url_of  # noqa: F401 (fixture)
@@ -102,6 +102,19 @@ def test_oracle_steps_are_learned_as_the_tool_calls_they_made(lake):
     assert sample.old_logprob is None and sample.advantage == 0.0  # the oracle's logprob is not of this text
     assert [a.model_dump(exclude_none=True) for a in parse_response(sample.response).actions] == [
         {"name": "answer", "text": "second page"}]
+
+
+def test_on_a_set_of_marks_step_a_call_at_a_point_is_learned_as_the_mark_of_the_element_it_falls_in():
+    marks = [Element(mark=1, tag="nav", text="Menu", x=0.0, y=0.0, width=400.0, height=60.0),
+             Element(mark=2, tag="button", text="Cafés", x=20.0, y=10.0, width=80.0, height=40.0)]
+    calls = [Action(name="click", x=40.0, y=35.0), Action(name="type", x=300.0, y=30.0, text="Ann"),
+             Action(name="click", x=600.0, y=300.0), Action(name="drag", x=40.0, y=35.0, to_x=90.0, to_y=90.0)]
+    assert action_response(calls, marks).splitlines() == [
+        '<tool_call>{"name": "click", "arguments": {"mark": 2}}</tool_call>',  # the innermost element
+        '<tool_call>{"name": "type", "arguments": {"mark": 1, "text": "Ann"}}</tool_call>',
+        '<tool_call>{"name": "click", "arguments": {"x": 600.0, "y": 300.0}}</tool_call>',  # on no element
+        '<tool_call>{"name": "drag", "arguments": {"mark": 2, "to_x": 90.0, "to_y": 90.0}}</tool_call>']
+    assert action_response(calls[:1]) == '<tool_call>{"name": "click", "arguments": {"x": 40.0, "y": 35.0}}</tool_call>'
 
 
 def test_steps_that_cannot_be_rebuilt_are_reported_and_the_rest_go_on(lake):

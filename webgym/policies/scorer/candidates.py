@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from schemas.steps import Action, Element
+from webgym.env.observe import element_at
 
 DONE = "Done."
 """The answer that ends a task which asks for no information."""
@@ -236,25 +237,11 @@ class _Pending:
     typed: dict[int, str] = field(default_factory=dict)
 
 
-def _element_at(elements: Sequence[Element], x: float, y: float, slack: float = 40.0) -> Element | None:
-    """The smallest element containing the point, else the nearest one within `slack` pixels."""
-    inside = [e for e in elements if e.x <= x <= e.x + e.width and e.y <= y <= e.y + e.height]
-    if inside:
-        return min(inside, key=lambda e: e.width * e.height)
-
-    def distance(e: Element) -> float:
-        dx = max(e.x - x, 0.0, x - e.x - e.width)
-        dy = max(e.y - y, 0.0, y - e.y - e.height)
-        return (dx * dx + dy * dy) ** 0.5
-    near = min(elements, key=distance, default=None)
-    return near if near is not None and distance(near) <= slack else None
-
-
 def _target(elements: Sequence[Element], action: Action) -> Element | None:
     if action.mark is not None:
         return next((e for e in elements if e.mark == action.mark), None)
     if action.x is not None and action.y is not None:
-        return _element_at(elements, action.x, action.y)
+        return element_at(elements, action.x, action.y, slack=40.0)
     return None
 
 
