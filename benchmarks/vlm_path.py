@@ -1,8 +1,8 @@
 """The production VLM path learns: overfit a small Qwen3-VL on oracle demonstrations, replay greedily.
 
     .venv/bin/python benchmarks/vlm_path.py [--quick] [--tasks 6] [--epochs 80] [--lr 3e-3] [--seed 0]
-        [--micro-batch-size 4] [--out DIR] [--grpo-tasks 12] [--grpo-sft-epochs 40] [--grpo-rounds 4]
-        [--grpo-group-size 4] [--grpo-epochs 2] [--grpo-temperature 0.7] [--grpo-lr 1e-4]
+        [--micro-batch-size 4] [--out DIR] [--grpo-sites 3] [--grpo-round-tasks 18] [--grpo-sft-epochs 30]
+        [--grpo-rounds 4] [--grpo-group-size 4] [--grpo-epochs 2] [--grpo-temperature 0.7] [--grpo-lr 1e-4]
 
 Everything goes through the flows a `chat` policy profile runs (issue 16, items 2, 3 and 5):
 1. `webgym models small` writes a random ~2.4 M-parameter Qwen3-VL (webgym/models/tiny.py);
@@ -19,11 +19,13 @@ Everything goes through the flows a `chat` policy profile runs (issue 16, items 
    against what `webgym serve` returned (webgym/train/parity.py). The same is done for the random
    base model before training: the trained model is so sure of its tokens that their log-probabilities
    round to 0 on both sides, while the base model's are near -log(vocabulary), so a mismatch shows;
-6. item 5 (not with --quick; `grpo_heldout`): a family of 12 easy tasks, every other one held out of
-   reinforcement learning; an SFT checkpoint of the whole family (40 epochs: it succeeds on part of it);
-   then rounds of sampled groups on the other half -> judge -> GRPO through the VLM trainer -> serve,
-   each checkpoint evaluated greedily on both halves. `grpo_heldout_before` / `grpo_heldout_after` are
-   the held-out half's success before the first and after the last round.
+6. item 5 (not with --quick; `grpo_heldout`): the filter tasks of 3 generated directory sites ("On <site>,
+   show <category> in <district>."), a diagonal of each site's grid of two-filter tasks held out (the
+   validation split: the training sites, never trained on); an SFT checkpoint of the oracle's
+   demonstrations of the other tasks (30 epochs: it succeeds on part of them); then rounds of sampled
+   groups on those tasks -> judge -> GRPO through the VLM trainer -> serve, each checkpoint evaluated
+   greedily on both halves. `grpo_heldout_before` / `grpo_heldout_after` are the held-out half's success
+   before the first and after the last round.
 
 --quick demonstrates 4 tasks instead of 6 and skips item 5; it still checks items 2 and 3. (30 epochs at
 4e-3 left the loss at 0.19 and replayed 1 of 4 episodes, the tags garbled; 40 at 3e-3 replayed 3 of 4
@@ -61,14 +63,18 @@ from webgym.stats import rate_summary, wilson_interval  # noqa: E402
 WEBGYM_SERVE = "{python} -m webgym.cli serve --checkpoint {checkpoint} --port {port} --served-model-name {name}"
 
 
-def write_profile(out: Path, base: Path, args: argparse.Namespace, epochs: int) -> Path:
-    """The CI profile with the `chat` policy on `base`, served by `webgym serve`, and the trainer's recipe."""
+def write_profile(out: Path, base: Path, args: argparse.Namespace, epochs: int, world: dict | None = None,
+                  observation: str = "coordinates") -> Path:
+    """The CI profile with the `chat` policy on `base`, served by `webgym serve`, and the trainer's recipe;
+    `world` replaces settings of the CI world (sites.world); `observation` is env.observation."""
     port = free_port()
     profile = {
         "extends": str(ROOT / "configs" / "ci.yaml"), "profile": "vlm-path",
         "lake": {"data_dir": str(out / "lake")},
-        # The chat policy reads the screenshot and answers in pixels (no set-of-marks element list).
-        "env": {"observation": "coordinates"},
+        "sites": {"world": world or {}},
+        # coordinates: the chat policy answers in pixels; set_of_marks: numbers drawn on the screenshot, and
+        # demonstrations name the numbered element a click falls in (webgym/train/samples.py).
+        "env": {"observation": observation},
         "policy": {"kind": "chat", "checkpoint": str(base), "seed": args.seed,
                    "sampling": {"max_tokens": 64}},
         "llm": {"endpoints": {"policy": [{"base_url": f"http://127.0.0.1:{port}/v1", "model": base.name,
@@ -76,7 +82,8 @@ def write_profile(out: Path, base: Path, args: argparse.Namespace, epochs: int) 
                 "cache_dir": str(out / "llm-cache")},
         "serve": {"command": WEBGYM_SERVE, "port": port, "state_dir": str(out / "serve"), "startup_timeout_s": 600},
         "rollout": {"concurrency": 2},
-        "accept": {"objective": "sft"},
+        # Every demonstrated task is learnt (accept's default keeps 6 per website, OpenWebRL's curation).
+        "accept": {"objective": "sft", "sft_max_per_website": None},
         "train": {"objective": "sft", "seed": args.seed, "epochs": epochs, "learning_rate": args.lr,
                   "micro_batch_size": args.micro_batch_size, "lr_schedule": "constant", "warmup_ratio": 0.0,
                   "weight_decay": 0.0, "device": "cpu", "checkpoints_dir": str(out / "models")},
@@ -184,17 +191,57 @@ def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str) -
     return {**rate_summary(int(success.sum()), len(success)), "terminations": report.terminations}
 
 
+def filter_grid(site) -> list[tuple[int | None, int | None, dict]]:
+    """Every category and district filter of a directory site as a task record ("On <site>, show <category> in
+    <district>."), with the category's and the district's place among the site's own three (None for
+    "Everything" or "All districts", the starting filters; the task that changes neither is left out). A task
+    takes a click per filter it changes, then answer "Done."."""
+    from webgym.sites.site import Site
+    from webgym.sites.spec import GoalSpec
+    from webgym.sites.tasks import task_record
+
+    def places(rows: list[dict]) -> list[tuple[int | None, dict]]:
+        others = iter(range(len(rows)))
+        return [(None if row["id"] == "all" else next(others), row) for row in rows]
+
+    goals = {(i, j): GoalSpec(id=f"grid-{c['id']}-{d['id']}", text=f"On {{title}}, show {c['name']} in {d['name']}.",
+                              groups=[{"description": "filters", "facts": [
+                                  {"var": "category", "op": "eq", "value": c["id"]},
+                                  {"var": "district", "op": "eq", "value": d["id"]}]}])
+             for i, c in places(site.spec.data["categories"]) for j, d in places(site.spec.data["districts"])
+             if (i, j) != (None, None)}
+    grid = Site(site.spec.model_copy(update={"goals": list(goals.values())}), max_states=site.max_states)
+    return [(i, j, task_record(grid, goal)) for (i, j), goal in goals.items()]
+
+
+def held_out_cell(category: int | None, district: int | None) -> bool:
+    """A diagonal of each site's 3x3 grid of two-filter tasks: every category and district it asks for is
+    set in two other two-filter tasks of its site and in a one-filter task, never with that partner."""
+    return category is not None and district is not None and (category + district) % 3 == 0
+
+
+def grid_family(profile: Path) -> tuple[list[dict], list[dict]]:
+    """Item 5's family on the profile's directory sites (filter_grid): the GRPO half and the held-out half."""
+    from webgym.sites.world import world_of
+
+    sites = world_of(load_config(profile).sites).sites
+    cells = [cell for name in sorted(sites) for cell in filter_grid(sites[name])]
+    return [r for i, j, r in cells if not held_out_cell(i, j)], [r for i, j, r in cells if held_out_cell(i, j)]
+
+
 def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[str, float]) -> dict:
     """Item 5: does GRPO through the VLM trainer raise greedy success on tasks it never rolls out?
 
-    A family of args.grpo_tasks easy tasks (one per site) is cut in two: every other task is rolled out
-    and trained on by GRPO, the rest are held out of reinforcement learning (the test split: accept never
-    learns from it). The SFT checkpoint is trained on the oracle's demonstrations of all of them for
-    args.grpo_sft_epochs epochs, few enough that it succeeds on part of the family. Each round rolls the
-    served checkpoint out in sampled groups on the GRPO tasks, judges them (a format error earns -1),
-    trains GRPO from it when a group's rewards differ, serves the new checkpoint and evaluates it greedily
-    on both halves. The small model cannot read a screenshot of 15 image tokens, so all it can carry over
-    to the held-out half is what the halves share: the tool-call format and the click-then-answer shape."""
+    The family is the filter tasks of args.grpo_sites directory sites (grid_family): "On <site>, show <category>
+    in <district>." The GRPO half is all that is ever demonstrated or rolled out; the held-out half asks for
+    combinations of the same clicks on the same sites. It is the validation split: the test split would make
+    its sites test websites, whose episodes accept never learns from (the website-level split), and nothing
+    trains on validation tasks. The model reads the task text and the feedback, not the 15-token screenshot,
+    so a click it can carry over is one whose words it has learnt on that site. The SFT checkpoint learns
+    the oracle's demonstrations of the GRPO half for args.grpo_sft_epochs epochs, few enough that it succeeds
+    on part of it. Each round rolls the served checkpoint out in sampled groups on args.grpo_round_tasks GRPO
+    tasks (a new draw each round), judges them (a format error earns -1), trains GRPO from it when a group's
+    rewards differ, serves the new checkpoint and evaluates it greedily on both halves."""
     from flows.judge import judge
     from flows.rollout import rollout
     from flows.serve import serve
@@ -202,9 +249,10 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
     from webgym.serve import supervisor
 
     started = time.perf_counter()
-    sft_profile = write_profile(out / "grpo-sft", base, args, args.grpo_sft_epochs)
-    family = two_step_tasks(sft_profile, args.grpo_tasks)
-    write_tasks(sft_profile, family, "train")
+    world = {"families": ["directory"], "instances": args.grpo_sites, "hand_written": False}
+    sft_profile = write_profile(out / "grpo-sft", base, args, args.grpo_sft_epochs, world, "set_of_marks")
+    rl_family, held_out_family = grid_family(sft_profile)
+    write_tasks(sft_profile, rl_family, "train")
     rollout(iteration=0, split="train", size=None, policy="oracle", config_path=str(sft_profile))
     judge(iteration=0, config_path=str(sft_profile))
     checkpoint = train(iteration=0, objective="sft", config_path=str(sft_profile)).path
@@ -212,19 +260,19 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
 
     started = time.perf_counter()
     profile = write_grpo_profile(out / "grpo", sft_profile, checkpoint, args)
-    rl_tasks = write_tasks(profile, family[0::2], "train")
-    held_out = write_tasks(profile, family[1::2], "test")
+    rl_tasks = write_tasks(profile, rl_family, "train")
+    held_out = write_tasks(profile, held_out_family, "validation")
 
     def evaluated(served: str, round_: int) -> dict:
-        return {"held_out": greedy_success(profile, served, round_, "test"),
+        return {"held_out": greedy_success(profile, served, round_, "validation"),
                 "rl_tasks_greedy": greedy_success(profile, served, round_, "train")}
 
     try:
         serve(checkpoint=checkpoint, config_path=str(profile))
         curve = [{"round": 0, "checkpoint": Path(checkpoint).name, **evaluated(checkpoint, 0)}]
         for round_ in range(1, args.grpo_rounds + 1):
-            sampled = rollout(iteration=round_, split="train", size=None, policy="chat", checkpoint=checkpoint,
-                              config_path=str(profile))
+            sampled = rollout(iteration=round_, split="train", size=args.grpo_round_tasks, policy="chat",
+                              checkpoint=checkpoint, config_path=str(profile))
             judge(iteration=round_, config_path=str(profile))
             success = verdicts_of(profile, sampled.trajectory_ids)
             point = {"round": round_, "rollouts": {**rate_summary(int(success.sum()), len(success)),
@@ -256,9 +304,11 @@ def main() -> None:
     parser.add_argument("--micro-batch-size", type=int, default=4, help="Samples per optimiser step.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the random weights, sample order and sampling.")
     parser.add_argument("--out", type=Path, help="Keep the lake, checkpoints and server log here (default: temporary).")
-    parser.add_argument("--grpo-tasks", type=int, default=12,
-                        help="Item 5: easy tasks of the family, every other one held out of GRPO.")
-    parser.add_argument("--grpo-sft-epochs", type=int, default=40,
+    parser.add_argument("--grpo-sites", type=int, default=3,
+                        help="Item 5: directory sites whose filter tasks (15 each, 3 held out) make the family.")
+    parser.add_argument("--grpo-round-tasks", type=int, default=18,
+                        help="Item 5: GRPO tasks rolled out in each round (a new draw each round).")
+    parser.add_argument("--grpo-sft-epochs", type=int, default=30,
                         help="Item 5: SFT epochs of the starting checkpoint (few: it succeeds on part of the family).")
     parser.add_argument("--grpo-rounds", type=int, default=4, help="Item 5: rounds of rollout, judge and GRPO.")
     parser.add_argument("--grpo-group-size", type=int, default=4, help="Item 5: sampled episodes per task and round.")
