@@ -70,7 +70,7 @@ def action_response(actions: list[Action], elements: list[Element] | None = None
     """Recorded calls as the <tool_call> text the parser reads: what a text policy would have answered
     to take the same step (oracle demonstrations become chat targets this way). On a set-of-marks
     observation (`elements`) a call at a point inside a numbered element names its mark instead, as a
-    policy that reads the marks answers; the call does the same (a mark is clicked at its centre)."""
+    policy that reads the marks answers (run, such a call clicks the element's centre)."""
     calls = []
     for action in (_by_mark(a, elements) for a in actions):
         arguments = action.model_dump(exclude_none=True, exclude={"name", "ok", "feedback"})
