@@ -85,9 +85,11 @@ def process_of(state: ServerState) -> psutil.Process | None:
     """The state's process if it still runs (not a zombie, not a different process with a reused pid)."""
     try:
         process = psutil.Process(state.pid)
-        started = (_since_boot(process), state.since_boot) if state.since_boot is not None \
-            else (process.create_time(), state.create_time)
-        if abs(started[0] - started[1]) > 0.01 or process.status() == psutil.STATUS_ZOMBIE:
+        if state.since_boot is not None:
+            moved = abs(_since_boot(process) - state.since_boot)
+        else:
+            moved = abs(process.create_time() - state.create_time)
+        if moved > 0.01 or process.status() == psutil.STATUS_ZOMBIE:
             return None
     except psutil.NoSuchProcess:
         return None
