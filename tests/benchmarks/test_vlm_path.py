@@ -1,5 +1,5 @@
-"""Item 5's task family in benchmarks/vlm_path.py: a directory site's filter tasks, whose held-out half asks
-only for combinations of the clicks that the GRPO half makes, on the same site."""
+"""Item 5's task family in benchmarks/vlm_path.py: the filter tasks of a chain of city guides, sites that
+share one filter bar; part of them demonstrated, the rest combinations of demonstrated clicks."""
 
 from __future__ import annotations
 
@@ -33,13 +33,37 @@ def test_the_grid_is_every_filter_task_of_the_site_each_a_click_per_filter_then_
         assert record["hostname"] == directory_site.spec.hostname and record["reference_answer"] is None
 
 
-def test_a_held_out_task_combines_clicks_that_grpo_tasks_make_but_never_together(directory_site):
+def test_every_filter_is_demonstrated_alone_and_with_one_partner_and_the_rest_combine_them(directory_site):
     cells = [(i, j) for i, j, _ in bench.filter_grid(directory_site)]
-    held_out = [cell for cell in cells if bench.held_out_cell(*cell)]
-    trained = [cell for cell in cells if not bench.held_out_cell(*cell)]
-    assert len(held_out) == 3 and len(trained) == 12
-    assert sorted(i for i, _ in held_out) == [0, 1, 2] and sorted(j for _, j in held_out) == [0, 1, 2]
-    for i, j in held_out:
-        assert (i, None) in trained and (None, j) in trained
-        assert len([1 for a, b in trained if a == i and b is not None]) == 2
-        assert len([1 for a, b in trained if b == j and a is not None]) == 2
+    shown = [cell for cell in cells if bench.demonstrated_cell(*cell)]
+    never = [cell for cell in cells if not bench.demonstrated_cell(*cell)]
+    assert len(shown) == 9 and len(never) == 6
+    pairs = [(i, j) for i, j in shown if i is not None and j is not None]
+    assert sorted(i for i, _ in pairs) == [0, 1, 2] and sorted(j for _, j in pairs) == [0, 1, 2]
+    for i, j in never:
+        assert i is not None and j is not None and (i, None) in shown and (None, j) in shown
+
+
+def test_each_never_demonstrated_combination_is_held_out_on_some_sites_and_rolled_out_on_others(directory_site):
+    cells = [(i, j) for i, j, _ in bench.filter_grid(directory_site)]
+    never = {cell for cell in cells if not bench.demonstrated_cell(*cell)}
+    held = {site: {cell for cell in cells if bench.held_out_cell(site, *cell)} for site in range(3)}
+    for site in range(3):
+        assert len(held[site]) == 3 and held[site] < never
+        assert sorted(i for i, _ in held[site]) == [0, 1, 2]
+    assert held[0] == held[2] and held[0] | held[1] == never and not held[0] & held[1]
+
+
+def test_the_chain_sites_share_one_filter_bar_and_differ_in_the_rest(tmp_path):
+    sites = load_config(PROJECT_ROOT / "configs" / "ci.yaml").sites
+    world = sites.world.model_copy(update={"families": ["guide"], "instances": 3, "hand_written": False,
+                                           "families_dir": str(bench.write_chain_family(tmp_path))})
+    chain = load_world(sites.model_copy(update={"world": world})).sites
+    assert sorted(chain) == ["guide-g0", "guide-g1", "guide-g2"]
+    for site in chain.values():
+        assert [c["name"] for c in site.spec.data["categories"]] == ["Everything", "Parks", "Cafés", "Libraries"]
+        assert [d["name"] for d in site.spec.data["districts"]] == ["All districts", "Market District", "Lakeside",
+                                                                    "Southbank"]
+        assert len(bench.filter_grid(site)) == 15
+    assert len({site.spec.hostname for site in chain.values()}) == 3
+    assert len({tuple(p["name"] for p in site.spec.data["places"]) for site in chain.values()}) == 3
