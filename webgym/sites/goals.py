@@ -174,7 +174,7 @@ def instantiate(raw: dict[str, Any], data: dict[str, Any], source: str, index: i
         if isinstance(values, list) and not values:
             raise SpecError(f"{where}: vary.{name}: no values")
     goals: list[GoalSpec] = []
-    made: dict[str, str] = {}
+    made: dict[str, tuple[str, dict[str, Any]]] = {}
     body = {"id": template.id, "text": template.text, "groups": template.groups}
     for bound in combinations(template, data or {}, where):
         origin = f"goals[{index}] (template {template.id!r} with {describe(bound)})"
@@ -182,9 +182,12 @@ def instantiate(raw: dict[str, Any], data: dict[str, Any], source: str, index: i
         filled = {key: filler.fill(value, f"{where} with {describe(bound)}: {key}") for key, value in body.items()}
         goal_id = str(filled["id"])
         if goal_id in made:
-            raise SpecError(f"{where}: id {goal_id!r} is made by both {made[goal_id]} and {describe(bound)}; "
+            first, same = made[goal_id]
+            if filled == same:  # two rows that lead to the very same goal (two places sharing both filters)
+                continue
+            raise SpecError(f"{where}: id {goal_id!r} is made by both {first} and {describe(bound)}; "
                             f"name the varying values in the id")
-        made[goal_id] = describe(bound)
+        made[goal_id] = (describe(bound), filled)
         goals.append(_goal({**filled, "id": goal_id, "text": str(filled["text"]), "origin": origin},
                            f"{where} with {describe(bound)}: "))
     if not goals:

@@ -94,6 +94,16 @@ def test_template_mistakes_name_the_template_and_the_values(change, message):
     assert message in error_of(template)
 
 
+def test_bindings_that_make_the_very_same_goal_make_it_once():
+    template = json.loads(json.dumps(PRICE))
+    template.update(id="acme-price", text="What does an Acme product cost on {title}?")
+    template["groups"][0]["facts"][0].update(value="{p.brand}", op="contains")
+    template["groups"][0]["facts"][0]["evidence"] = []
+    made = [goal for goal in site_with(template).spec.goals if goal.origin]
+    assert [goal.id for goal in made] == ["acme-price"]
+    assert made[0].origin == "goals[2] (template 'acme-price' with p=p1)"
+
+
 def test_a_binding_used_before_it_is_made_is_named():
     template = json.loads(json.dumps(CHEAPEST))
     template["vary"] = {"best": template["vary"]["best"], "q": ["mug"], "n": [1]}
