@@ -225,8 +225,7 @@ CHAIN_FILTERS = {"kinds": ["parks", "cafes", "libraries"], "districts": ["Market
 def write_chain_family(out: Path) -> Path:
     """The directory family as a chain of city guides, written to out/families/guide.yaml: every site has the
     filter bar of CHAIN_FILTERS, in that order, while its title, town, places and styles are drawn as before.
-    The family's own filter goals are left out: filter_grid makes every one (and theirs clash when two of the
-    places they are drawn from share both filters)."""
+    The family's own filter goals are left out: filter_grid makes every one."""
     raw = yaml.safe_load((ROOT / "webgym" / "sites" / "families" / "directory.yaml").read_text())
     kinds = {kind["id"]: kind for kind in raw["words"]["kinds"]}
     raw["family"] = "guide"
