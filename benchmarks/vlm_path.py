@@ -193,7 +193,7 @@ def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str, d
     judge(iteration=iteration, config_path=str(profile))
     success = verdicts_of(profile, report.trajectory_ids)
     return {**rate_summary(int(success.sum()), len(success)), "terminations": report.terminations,
-            "by_cell": by_cell(profile, report.trajectory_ids, demonstrated)}
+            "by_cell": by_cell(profile, success, demonstrated)}
 
 
 def filter_grid(site) -> list[tuple[int | None, int | None, dict]]:
@@ -267,12 +267,12 @@ def grid_family(profile: Path) -> dict[str, list[dict]]:
             "held_out": [r for n, i, j, r in cells if held_out_cell(n, i, j)]}
 
 
-def by_cell(profile: Path, trajectory_ids: list[str], demonstrated: set[str]) -> dict:
-    """Success of the episodes on demonstrated and on never demonstrated kinds of filter task."""
+def by_cell(profile: Path, success: pd.Series, demonstrated: set[str]) -> dict:
+    """The episodes' success (by trajectory, verdicts_of) on demonstrated and on never demonstrated kinds of
+    filter task."""
     config = load_config(profile)
     tasks = Lake(config.lake.data_dir).read_table("trajectories", columns=["trajectory_id", "task_id"],
-                                                 filter=ds.field("trajectory_id").isin(trajectory_ids))
-    success = verdicts_of(profile, trajectory_ids)
+                                                 filter=ds.field("trajectory_id").isin(success.index.tolist()))
     kind = tasks.set_index("trajectory_id")["task_id"].str.split("/").str[-1].isin(demonstrated)
     return {name: rate_summary(int(success[kind[kind == flag].index].sum()), int((kind == flag).sum()))
             for name, flag in (("demonstrated", True), ("undemonstrated", False))}
@@ -366,7 +366,7 @@ def main() -> None:
     parser.add_argument("--grpo-round-tasks", type=int, default=9,
                         help="Item 5: GRPO tasks rolled out in each round (a new draw each round; 9 is all).")
     parser.add_argument("--grpo-sft-epochs", type=int, default=30,
-                        help="Item 5: SFT epochs of the starting checkpoint (few: it succeeds on part of the family).")
+                        help="Item 5: SFT epochs of the starting checkpoint (it learns the demonstrated tasks only).")
     parser.add_argument("--grpo-rounds", type=int, default=4, help="Item 5: rounds of rollout, judge and GRPO.")
     parser.add_argument("--grpo-group-size", type=int, default=8, help="Item 5: sampled episodes per task and round.")
     parser.add_argument("--grpo-epochs", type=int, default=2, help="Item 5: GRPO passes over a round's samples.")

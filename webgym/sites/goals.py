@@ -182,8 +182,8 @@ def instantiate(raw: dict[str, Any], data: dict[str, Any], source: str, index: i
         filled = {key: filler.fill(value, f"{where} with {describe(bound)}: {key}") for key, value in body.items()}
         goal_id = str(filled["id"])
         if goal_id in made:
-            first, same = made[goal_id]
-            if filled == same:  # two rows that lead to the very same goal (two places sharing both filters)
+            first, first_goal = made[goal_id]
+            if filled == first_goal:  # two rows that lead to the very same goal (two places sharing both filters)
                 continue
             raise SpecError(f"{where}: id {goal_id!r} is made by both {first} and {describe(bound)}; "
                             f"name the varying values in the id")
