@@ -7,7 +7,9 @@ OBJECTIVES by `accept`:
   replay buffer over the last k iterations with an optional recency-biased draw (appendix F);
 - reinforce: every judged trajectory, advantage = reward - the task's mean reward (the baseline);
 - grpo (WebAgent-R1 2.3, OpenWebRL 4.4): groups of one task, advantage = (r - mean) / (std + eps)
-  on every turn, zero-variance groups dropped (DAPO's dynamic sampling) and the shortfall reported;
+  on every turn (weight 0), zero-variance groups dropped (DAPO's dynamic sampling) and the shortfall
+  reported; with grpo_demonstration_weight, the oracle demonstrations join every update as weighted,
+  advantage-0 rows, the loss's supervised term that keeps what the warm start taught;
 - sft (OpenWebRL 4.2): the shortest successful trajectory per task, capped per website; oracle
   demonstrations of train-split sites (AutoWebWorld), never of test-split ones;
 - dagger (Ross et al. 2011, on the synthetic sites): every step of the replay buffer's training episodes
@@ -197,9 +199,26 @@ def grpo_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, conf
     advantage = (pool["reward"] - mean) / (std + GRPO_EPS)
     rows = _steps_of(steps, pool[effective].assign(advantage=advantage), ["advantage"])
     rows = _reinforced(rows, rows["advantage"] > 0, config, counts)
-    accepted = _accepted(rows, iteration, "grpo", "group advantage", advantage=rows["advantage"])
+    accepted = _accepted(rows, iteration, "grpo", "group advantage", weight=0.0, advantage=rows["advantage"])
+    if config.grpo_demonstration_weight > 0 and n_effective:
+        shown = _demonstrations(episodes, steps, iteration, config, counts)
+        counts["steps_demonstration"] = len(shown)
+        accepted = pd.concat([accepted, shown], ignore_index=True)
     return Acceptance(accepted, {**counts, "steps_kept": len(accepted)}, groups_total=total,
                       groups_effective=n_effective, groups_missing=max(0, config.grpo_target_groups - n_effective))
+
+
+def _demonstrations(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, config: AcceptConfig,
+                    counts: dict[str, int]) -> pd.DataFrame:
+    """grpo's supervised rows: every step of a successful oracle demonstration of a train-split task up to
+    `iteration`, weight grpo_demonstration_weight, advantage 0 (repeated steps dropped)."""
+    history = episodes[episodes["iteration"] <= iteration]
+    shown = history[history["usable"] & history["success"].astype(bool) & (history["policy"] == "oracle")
+                    & (history["split"] == "train")]
+    rows = _steps_of(steps, shown, [])
+    rows = _reinforced(rows, pd.Series(True, index=rows.index), config, counts)
+    return _accepted(rows, iteration, "grpo", "oracle demonstration", weight=config.grpo_demonstration_weight,
+                     advantage=0.0)
 
 
 def sft_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, config: AcceptConfig) -> Acceptance:

@@ -162,6 +162,27 @@ def test_grpo_normalises_within_groups_and_reports_missing_groups():
     assert enough.accepted.groupby("trajectory_id")["advantage"].first().tolist() == pytest.approx([1, -1], rel=1e-5)
 
 
+def test_grpo_mixes_in_the_train_tasks_demonstrations_with_their_weight_when_a_group_trains():
+    demonstrations = [{"id": "o1", "task": "t1", "policy": "oracle", "shots": "ab"},
+                      {"id": "o4", "task": "t4", "policy": "oracle", "shots": "c"},
+                      {"id": "o3", "task": "t3", "policy": "oracle"},                  # test split
+                      {"id": "late", "task": "t2", "policy": "oracle", "iteration": 2},  # after this iteration
+                      {"id": "o2", "task": "t2", "policy": "oracle", "reward": 0.0}]   # failed
+    group = [{"id": "a1", "task": "t2", "group": "g", "reward": 1.0, "iteration": 1},
+             {"id": "a2", "task": "t2", "group": "g", "reward": 0.0, "iteration": 1}]
+    result = _run(grpo_steps, *demonstrations, *group, iteration=1, grpo_demonstration_weight=0.5)
+    rows = result.accepted.set_index("trajectory_id")
+    assert sorted(set(rows.index)) == ["a1", "a2", "o1", "o4"] and result.counts["steps_demonstration"] == 3
+    assert set(rows.loc[["o1", "o4"], "reason"]) == {"oracle demonstration"}
+    assert set(rows.loc[["o1", "o4"], "weight"]) == {0.5} and set(rows.loc[["o1", "o4"], "advantage"]) == {0.0}
+    assert set(rows.loc[["a1", "a2"], "weight"]) == {0.0}  # rolled-out steps learn by their advantage only
+    assert set(result.accepted["objective"]) == {"grpo"} and list(result.accepted.columns) == list(ACCEPTED.columns)
+    alone = _run(grpo_steps, *group, iteration=1)
+    assert set(alone.accepted["trajectory_id"]) == {"a1", "a2"}  # weight 0 (the default): GRPO alone
+    flat = _run(grpo_steps, *demonstrations, *group[:1], iteration=1, grpo_demonstration_weight=0.5)
+    assert flat.accepted.empty  # no effective group, no update: the demonstrations wait for one
+
+
 def test_grpo_groups_by_task_when_episodes_have_no_group_id():
     result = _run(grpo_steps, {"id": "a", "task": "t1", "reward": 1.0}, {"id": "b", "task": "t1", "reward": 0.0},
                   {"id": "c", "task": "t2", "reward": 1.0}, {"id": "d", "task": "t2", "reward": 0.0})

@@ -57,6 +57,11 @@ class AcceptConfig(Section):
         default=8, ge=1,
         description="grpo: effective groups (reward variance > 0) one update wants; DAPO's dynamic sampling rolls "
                     "out more tasks until it is met, so accept reports groups_missing.")
+    grpo_demonstration_weight: float = Field(
+        default=0.0, ge=0,
+        description="grpo: weight of a supervised term on the oracle demonstrations of train-split tasks (the "
+                    "warm start's), mixed into every update that has an effective group, so RL on a few tasks does "
+                    "not unlearn the rest; 0: GRPO alone.")
     sft_max_per_website: int | None = Field(
         default=6, ge=1,
         description="sft: at most this many tasks per website (OpenWebRL 4.2: 412 trajectories over 70 websites, "

@@ -64,10 +64,12 @@ def reinforce(x: LossInputs, config: TrainConfig) -> tuple[torch.Tensor, Metrics
 def grpo(x: LossInputs, config: TrainConfig) -> tuple[torch.Tensor, Metrics]:
     """Multi-turn GRPO (WebAgent-R1's M-GRPO, OpenWebRL's clipping): per token,
 
-        min(r * A, clip(r, 1 - clip_low, 1 + clip_high) * A) - kl_coef * KL,   r = pi / pi_old,
+        min(r * A, clip(r, 1 - clip_low, 1 + clip_high) * A) - kl_coef * KL + weight * log pi,   r = pi / pi_old,
 
-    averaged over each response's tokens, then over responses. KL is the k3 estimator
-    exp(ref - logp) - (ref - logp) - 1 to the reference model (always >= 0).
+    maximised, averaged over each response's tokens, then over responses. KL is the k3 estimator
+    exp(ref - logp) - (ref - logp) - 1 to the reference model (always >= 0). The weight term is
+    supervised learning on the demonstrations accept mixes in (accept.grpo_demonstration_weight; rolled-out
+    steps have weight 0).
     """
     assert x.old_logprobs is not None, "grpo needs the old policy's log-probabilities"
     ratio = torch.exp(x.logprobs - x.old_logprobs)  # (B, K)
@@ -82,7 +84,10 @@ def grpo(x: LossInputs, config: TrainConfig) -> tuple[torch.Tensor, Metrics]:
         kl = torch.exp(delta) - delta - 1
         per_token = per_token + config.kl_coef * kl
         metrics["train/kl"] = float(_token_mean(kl.detach(), x.mask).mean())
-    return _token_mean(per_token, x.mask).mean(), metrics
+    imitation = -x.weight * _token_mean(x.logprobs, x.mask)  # (B,)
+    if bool((x.weight != 0).any()):
+        metrics["train/imitation"] = float(imitation.detach().mean())
+    return (_token_mean(per_token, x.mask) + imitation).mean(), metrics
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,8 @@ class TrainingSample:
     messages: list[dict[str, Any]]
     response: str
     weight: float = 1.0
-    """Filtered BC / SFT: the step's weight (1 for a kept step)."""
+    """Filtered BC / SFT: the step's weight (1 for a kept step). GRPO: the weight of its supervised term
+    (0 for a rolled-out step, accept.grpo_demonstration_weight for a demonstration)."""
     advantage: float = 0.0
     """REINFORCE / GRPO: the step's advantage (reward minus baseline, or group-normalised)."""
     old_logprob: float | None = None

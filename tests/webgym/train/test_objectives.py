@@ -16,6 +16,7 @@ MASK = [[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]]
 
 
 def _inputs(weight=(1.0, 0.5), advantage=(1.0, -2.0), old=None, ref=None, logprobs=LOGPROBS) -> LossInputs:
+    """The two samples; GRPO's rolled-out steps have weight 0 (accept gives weight only to demonstrations)."""
     tensor = torch.tensor
     return LossInputs(logprobs=tensor(logprobs, requires_grad=True), mask=tensor(MASK), weight=tensor(weight),
                       advantage=tensor(advantage), old_logprobs=None if old is None else tensor(old),
@@ -38,7 +39,7 @@ def test_grpo_clips_asymmetrically():
     # sample 0 (A = +1): ratio 1.5 on both tokens, clipped at 1.28 -> -1.28 per token
     # sample 1 (A = -1): ratio 0.5, clipped at 0.8; min(-0.5, -0.8) = -0.8 -> +0.8 per token
     old = [[lp - math.log(1.5) for lp in LOGPROBS[0]], [lp - math.log(0.5) for lp in LOGPROBS[1]]]
-    inputs = _inputs(advantage=(1.0, -1.0), old=old)
+    inputs = _inputs(weight=(0.0, 0.0), advantage=(1.0, -1.0), old=old)
     loss, metrics = OBJECTIVES["grpo"].loss(inputs, config)
     assert loss.item() == pytest.approx((-1.28 + 0.8) / 2)
     assert metrics["train/clip_fraction"] == pytest.approx(1.0)
@@ -50,7 +51,7 @@ def test_grpo_clips_asymmetrically():
 def test_grpo_inside_the_clip_range_is_the_policy_gradient():
     # ratio 1.1 with A = +1 is inside [0.8, 1.28]: d(-r * A)/d logp = -r per token, averaged over 2 tokens
     old = [[lp - math.log(1.1) for lp in row] for row in LOGPROBS]
-    inputs = _inputs(advantage=(1.0, 1.0), old=old)
+    inputs = _inputs(weight=(0.0, 0.0), advantage=(1.0, 1.0), old=old)
     loss, metrics = OBJECTIVES["grpo"].loss(inputs, TrainConfig(objective="grpo", clip_high=0.2))
     assert loss.item() == pytest.approx(-1.1) and metrics["train/clip_fraction"] == 0
     loss.backward()
@@ -60,12 +61,25 @@ def test_grpo_inside_the_clip_range_is_the_policy_gradient():
 
 def test_grpo_kl_penalty_is_k3_to_the_reference():
     config = TrainConfig(objective="grpo", kl_coef=0.1)
-    same, _ = OBJECTIVES["grpo"].loss(_inputs(advantage=(0.0, 0.0), old=LOGPROBS, ref=LOGPROBS), config)
+    same, _ = OBJECTIVES["grpo"].loss(_inputs(weight=(0.0, 0.0), advantage=(0.0, 0.0), old=LOGPROBS, ref=LOGPROBS),
+                                      config)
     assert same.item() == pytest.approx(0.0)
     ref = [[lp + 0.5 for lp in row] for row in LOGPROBS]  # reference likes every response token more
-    loss, metrics = OBJECTIVES["grpo"].loss(_inputs(advantage=(0.0, 0.0), old=LOGPROBS, ref=ref), config)
+    loss, metrics = OBJECTIVES["grpo"].loss(_inputs(weight=(0.0, 0.0), advantage=(0.0, 0.0), old=LOGPROBS, ref=ref),
+                                            config)
     kl = math.exp(0.5) - 0.5 - 1
     assert metrics["train/kl"] == pytest.approx(kl) and loss.item() == pytest.approx(0.1 * kl)
+
+
+def test_grpo_learns_weighted_demonstrations_by_likelihood_beside_the_policy_gradient():
+    # sample 0 is a demonstration (weight 2, advantage 0): -2 * mean(-1, -2) = 3; sample 1 a rolled-out
+    # step at ratio 1 (A = +1): -1 per token; the loss is their mean over the 2 responses
+    inputs = _inputs(weight=(2.0, 0.0), advantage=(0.0, 1.0), old=LOGPROBS)
+    loss, metrics = OBJECTIVES["grpo"].loss(inputs, TrainConfig(objective="grpo"))
+    assert loss.item() == pytest.approx((3.0 - 1.0) / 2) and metrics["train/imitation"] == pytest.approx(3.0 / 2)
+    loss.backward()
+    demonstration = torch.tensor(MASK[0]) * (-2.0 / 2 / 2)  # weight / 2 tokens / 2 responses, unclipped
+    assert torch.allclose(inputs.logprobs.grad[0], demonstration)
 
 
 def test_config_rejects_kl_outside_grpo():

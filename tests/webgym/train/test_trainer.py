@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 import pytest
 import torch
@@ -68,7 +69,7 @@ def test_filtered_bc_learns_and_its_checkpoint_drives_the_local_policy(tiny_chec
 
 
 def test_grpo_raises_the_positive_advantage_response_and_lowers_the_negative(tiny_checkpoint, tmp_path):
-    samples = _samples()
+    samples = [replace(s, weight=0.0) for s in _samples()]  # rolled-out steps, as accept gives them to GRPO
     config = TrainConfig(objective="grpo", epochs=4, micro_batch_size=2, kl_coef=0.01, **FAST)
     result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config)
     before, after = _sequence_logprobs(tiny_checkpoint, samples), _sequence_logprobs(result.path, samples)
