@@ -55,14 +55,20 @@ class RolloutReport:
 
 
 @task(cache_policy=NO_CACHE)
-def select_tasks(config: Config, split: str, size: int | None, seed: int) -> list[str]:
-    """Task ids to roll out: a training batch by difficulty ratio (blocklist skipped), or the validation or
-    held-out test tasks to evaluate on."""
+def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen: list[str] | None = None) -> list[str]:
+    """Task ids to roll out: `chosen` when given (each must be a task of `split`), else a training batch by
+    difficulty ratio (blocklist skipped), or the validation or held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
     if not (tasks["split"] == split).any():
         raise MissingInputError(f"no {split} tasks in the lake at {lake.root} ({len(tasks)} tasks in all): build the "
                                 "task set first (`webgym taskset build`, or the build_taskset flow)")
+    if chosen is not None:
+        unknown = sorted(set(chosen) - set(tasks.loc[tasks["split"] == split, "task_id"]))
+        if unknown:
+            raise MissingInputError(f"{len(unknown)} of the {len(chosen)} chosen tasks are not {split} tasks of the "
+                                    f"lake at {lake.root}: {', '.join(unknown[:3])}")
+        return list(chosen)
     if split == "train":
         blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
         return training_batch(tasks, size or len(tasks), config.taskset.sample.ratio, seed, blocked)["task_id"].tolist()
@@ -102,14 +108,15 @@ def rollout(iteration: int = 0, split: Literal["train", "validation", "test"] = 
             policy: PolicyKind | None = None, checkpoint: str | None = None, greedy: bool = False, draw: int = 0,
             engine: Literal["async", "sync"] | None = None, concurrency: int | None = None,
             group_size: int | None = None, horizons: dict[str, int] | None = None, shards: int | None = None,
-            config_path: str | None = None, data_dir: str | None = None) -> RolloutReport:
-    """Roll out `size` tasks of `split` for `iteration` (all of the split when None); unset parameters
-    come from the profile. `checkpoint` points the policy at a checkpoint directory; `greedy` decodes
-    without sampling (evaluation); `draw` > 0 draws another batch of the same iteration (GRPO's dynamic
-    sampling rolls out more)."""
+            tasks: list[str] | None = None, config_path: str | None = None,
+            data_dir: str | None = None) -> RolloutReport:
+    """Roll out `size` tasks of `split` for `iteration` (all of the split when None), or the task ids
+    `tasks` of `split`; unset parameters come from the profile. `checkpoint` points the policy at a
+    checkpoint directory; `greedy` decodes without sampling (evaluation); `draw` > 0 draws another batch
+    of the same iteration (GRPO's dynamic sampling rolls out more)."""
     config = _with_parameters(load_config(config_path, data_dir), policy, engine, concurrency, group_size, horizons,
                               shards, checkpoint, greedy)
-    ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw))
+    ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw), tasks)
     run_key = run_key_for(iteration, split, config.policy.label(config.policy.scorer.greedy), checkpoint, draw)
     purpose = rollout_purpose(split, config.policy.kind)
     parts = _shards(ids, config.rollout.shards)

@@ -73,3 +73,16 @@ def test_a_chat_rollout_of_a_checkpoint_asks_the_endpoints_for_its_served_name(t
     assert (endpoint.model, endpoint.timeout_s, endpoint.base_url) == ("it3-grpo", 7, "http://127.0.0.1:9/v1")
     assert evaluated.policy.sampling.temperature == 0.0
     assert base.llm.endpoints["policy"][0].model == "base"
+
+
+def test_chosen_tasks_are_rolled_out_as_named_and_unknown_ones_are_refused(tmp_path):
+    from flows.gates import MissingInputError
+    from flows.rollout import select_tasks
+    from webgym.config import load_config
+
+    lake = lake_with_site_tasks(tmp_path, ["shop-a", "mail-b"], goals=2)
+    config = load_config(_profile(tmp_path, "  concurrency: 1\n"))
+    train = lake.read_table("tasks").query("split == 'train'")["task_id"].tolist()
+    assert select_tasks(config, "train", 1, 0, train[::-1]) == train[::-1]  # size is the chosen list's
+    with pytest.raises(MissingInputError, match="1 of the 2 chosen tasks are not train tasks of the lake at .*: nope"):
+        select_tasks(config, "train", None, 0, [train[0], "nope"])

@@ -25,6 +25,8 @@ def rollout_command(
     concurrency: Annotated[int | None, typer.Option(help="Episodes in flight per shard.")] = None,
     group_size: Annotated[int | None, typer.Option(help="Episodes per task (GRPO groups).")] = None,
     shards: Annotated[int | None, typer.Option(help="Shards across the task runner.")] = None,
+    task: Annotated[list[str] | None, typer.Option(
+        help="A task id of the split to roll out instead of a drawn batch (repeat for several).")] = None,
 ) -> None:
     """Roll out the policy on a batch of tasks and record trajectories and steps in the lake."""
     from flows.rollout import run_rollout
@@ -35,7 +37,7 @@ def rollout_command(
         size = 32
     report = run_rollout(config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir,
                          iteration=iteration, split=split, size=size, policy=policy, checkpoint=checkpoint,
-                         engine=engine, concurrency=concurrency, group_size=group_size, shards=shards)
+                         engine=engine, concurrency=concurrency, group_size=group_size, shards=shards, tasks=task)
     rate = report.steps / report.wall_s if report.wall_s else 0.0
     console.print(f"rollout done: {report.episodes} episodes ({report.skipped} already done), {report.steps} steps, "
                   f"{rate:.2f} steps/s; endings: {report.terminations}")
