@@ -1,9 +1,9 @@
 """The production VLM path learns: overfit a small Qwen3-VL on oracle demonstrations, replay greedily.
 
     .venv/bin/python benchmarks/vlm_path.py [--quick] [--tasks 6] [--epochs 80] [--lr 3e-3] [--seed 0]
-        [--micro-batch-size 4] [--out DIR] [--grpo-sites 3] [--grpo-round-tasks 9]
-        [--grpo-sft-epochs 30] [--grpo-rounds 4] [--grpo-group-size 8] [--grpo-epochs 2] [--grpo-temperature 1.0]
-        [--grpo-lr 2e-4]
+        [--micro-batch-size 4] [--out DIR] [--grpo-sites 3]
+        [--grpo-sft-epochs 30] [--grpo-rounds 8] [--grpo-group-size 8] [--grpo-epochs 2] [--grpo-temperature 1.0]
+        [--grpo-demonstration-weight 1.0] [--grpo-lr 2e-4]
 
 Everything goes through the flows a `chat` policy profile runs (issue 16, items 2, 3 and 5):
 1. `webgym models small` writes a random ~2.4 M-parameter Qwen3-VL (webgym/models/tiny.py);
@@ -25,8 +25,8 @@ Everything goes through the flows a `chat` policy profile runs (issue 16, items 
    demonstrations of 9 of each site's 15 tasks (it succeeds on those and on none of the 6 others); 3 of the
    6 held out on each site (the validation split), the other 3 rolled out, each held-out combination
    rolled out on another site; then rounds of sampled groups on those -> judge -> GRPO through the VLM
-   trainer -> serve, each checkpoint evaluated greedily on the held-out, the rolled-out and the
-   demonstrated tasks. `grpo_heldout_before` / `grpo_heldout_after` are the held-out tasks' success before
+   trainer, with the demonstrations as a supervised term in every update -> serve, each checkpoint
+   evaluated greedily on the held-out, the rolled-out and the demonstrated tasks. `grpo_heldout_before` / `grpo_heldout_after` are the held-out tasks' success before
    the first and after the last round.
 
 --quick demonstrates 4 tasks instead of 6 and skips item 5; it still checks items 2 and 3. (30 epochs at
@@ -99,14 +99,15 @@ def write_profile(out: Path, base: Path, args: argparse.Namespace, epochs: int, 
 
 def write_grpo_profile(out: Path, sft_profile: Path, start: str, args: argparse.Namespace) -> Path:
     """The SFT profile turned to GRPO from the `start` checkpoint in its own lake: sampled groups of
-    args.group_size per task, the vlm-cpu nightly's GRPO recipe (format errors earn -1, 2 epochs)."""
+    args.group_size per task, the vlm-cpu nightly's GRPO recipe (format errors earn -1, 2 epochs), with the
+    demonstrations' supervised term at args.grpo_demonstration_weight."""
     profile = {
         "extends": str(sft_profile), "profile": "vlm-path-grpo",
         "lake": {"data_dir": str(out / "lake")},
         "policy": {"checkpoint": start, "sampling": {"temperature": args.grpo_temperature}},
         "judge": {"format_error_reward": -1.0},
         "rollout": {"group_size": args.grpo_group_size},
-        "accept": {"objective": "grpo"},
+        "accept": {"objective": "grpo", "grpo_demonstration_weight": args.grpo_demonstration_weight},
         "train": {"objective": "grpo", "epochs": args.grpo_epochs, "learning_rate": args.grpo_lr,
                   "lr_schedule": "constant", "checkpoints_dir": str(out / "models")},
     }
@@ -127,11 +128,15 @@ def two_step_tasks(profile: Path, count: int) -> list[dict]:
 
 
 def write_tasks(profile: Path, records: list[dict], split: str) -> list[str]:
-    """The task records as rows of the lake's tasks table in `split`; their ids."""
+    """The task records as rows of the lake's tasks table in `split` (those not there yet: a rerun on the same
+    --out resumes); their ids."""
     from webgym.sites.tasks import task_row
 
+    lake = Lake(load_config(profile).lake.data_dir)
     rows = pd.DataFrame([task_row(r, split, dt.datetime.now(dt.UTC)) for r in records])
-    Lake(load_config(profile).lake.data_dir).write_table("tasks", rows)
+    known = set(lake.read_table("tasks", columns=["task_id"])["task_id"])
+    if not rows["task_id"].isin(known).all():
+        lake.write_table("tasks", rows[~rows["task_id"].isin(known)])
     return rows["task_id"].tolist()
 
 
@@ -182,14 +187,15 @@ def training_tokens(profile: Path, base: Path, iteration: int) -> float:
     return sum(lengths) / len(lengths)
 
 
-def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str, demonstrated: set[str]) -> dict:
-    """Greedy episodes of the served `checkpoint`, one per task of `split`, judged by the exact verifier; also
-    split by whether the task's kind was demonstrated (by_cell)."""
+def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str, demonstrated: set[str],
+                   tasks: list[str] | None = None) -> dict:
+    """Greedy episodes of the served `checkpoint`, one per task of `split` (or per task id of `tasks`), judged
+    by the exact verifier; also split by whether the task's kind was demonstrated (by_cell)."""
     from flows.judge import judge
     from flows.rollout import rollout
 
     report = rollout(iteration=iteration, split=split, size=None, policy="chat", checkpoint=checkpoint,
-                     greedy=True, group_size=1, config_path=str(profile))
+                     greedy=True, group_size=1, tasks=tasks, config_path=str(profile))
     judge(iteration=iteration, config_path=str(profile))
     success = verdicts_of(profile, report.trajectory_ids)
     return {**rate_summary(int(success.sum()), len(success)), "terminations": report.terminations,
@@ -285,13 +291,15 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
     show <category> in <district>.", on sites that share one filter bar, so a combination's clicks are the
     same on every site. The SFT checkpoint learns the oracle's demonstrations of 9 of each site's 15 tasks
     (demonstrated_cell; cosine schedule, args.grpo_sft_epochs epochs): it succeeds on those and on none of the
-    6 combinations it never saw. Half of those are held out on each site (held_out_cell): they are validation
-    tasks, with the demonstrated ones (whether GRPO keeps them), and nothing trains on them. GRPO rolls out
-    the other half, the tasks the SFT checkpoint fails (a solved task's group has no variance to learn from):
-    each round samples args.grpo_group_size episodes of each of args.grpo_round_tasks of them, judges them
-    (a format error earns -1), trains GRPO when a group's rewards differ, serves the new checkpoint and
-    evaluates it greedily on both splits. A held-out combination is rolled out on another site, so what
-    GRPO can carry over is what it learns of the combination, not of a site."""
+    6 combinations it never saw. Half of those are held out on each site (held_out_cell): they are the
+    validation tasks, and nothing trains on them. GRPO rolls out the other half, the tasks the SFT checkpoint
+    fails (a solved task's group has no variance to learn from): each round samples args.grpo_group_size
+    episodes of each, judges them (a format error earns -1), trains GRPO when a group's rewards differ (with
+    the oracle's demonstrations, recorded again in GRPO's lake, as the supervised term of
+    args.grpo_demonstration_weight), serves the new checkpoint and evaluates it greedily on every task: the
+    held-out ones, the rolled-out ones and the demonstrated ones (whether GRPO keeps them). A held-out
+    combination is rolled out on another site, so what GRPO can carry over is what it learns of the
+    combination, not of a site."""
     from flows.judge import judge
     from flows.rollout import rollout
     from flows.serve import serve
@@ -314,20 +322,22 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
     profile = write_grpo_profile(out / "grpo", sft_profile, checkpoint, args)
     rl_tasks = write_tasks(profile, family["rl"], "train")
     held_out = write_tasks(profile, family["held_out"], "validation")
-    write_tasks(profile, family["demonstrated"], "validation")
+    shown = write_tasks(profile, family["demonstrated"], "train")
+    rollout(iteration=0, split="train", tasks=shown, policy="oracle", group_size=1, config_path=str(profile))
+    judge(iteration=0, config_path=str(profile))
 
     def evaluated(served: str, round_: int) -> dict:
-        validation = greedy_success(profile, served, round_, "validation", demonstrated)
-        return {"held_out": validation["by_cell"]["undemonstrated"],
-                "demonstrated": validation["by_cell"]["demonstrated"],
-                "rl_tasks_greedy": greedy_success(profile, served, round_, "train", demonstrated)}
+        train_split = greedy_success(profile, served, round_, "train", demonstrated, shown + rl_tasks)["by_cell"]
+        validation = greedy_success(profile, served, round_, "validation", demonstrated)["by_cell"]
+        return {"held_out": validation["undemonstrated"], "demonstrated": train_split["demonstrated"],
+                "rl_tasks_greedy": train_split["undemonstrated"]}
 
     try:
         serve(checkpoint=checkpoint, config_path=str(profile))
         curve = [{"round": 0, "checkpoint": Path(checkpoint).name, **evaluated(checkpoint, 0)}]
         for round_ in range(1, args.grpo_rounds + 1):
-            sampled = rollout(iteration=round_, split="train", size=args.grpo_round_tasks, policy="chat",
-                              checkpoint=checkpoint, config_path=str(profile))
+            sampled = rollout(iteration=round_, split="train", tasks=rl_tasks, policy="chat", checkpoint=checkpoint,
+                              config_path=str(profile))
             judge(iteration=round_, config_path=str(profile))
             success = verdicts_of(profile, sampled.trajectory_ids)
             point = {"round": round_, "rollouts": {**rate_summary(int(success.sum()), len(success)),
@@ -348,6 +358,7 @@ def grpo_heldout(out: Path, base: Path, args: argparse.Namespace, seconds: dict[
     seconds["grpo_rounds"] = time.perf_counter() - started
     return {"rl_tasks": rl_tasks, "held_out_tasks": held_out, "demonstrated": sorted(demonstrated),
             "sft_epochs": args.grpo_sft_epochs, "learning_rate": args.grpo_lr,
+            "demonstration_weight": args.grpo_demonstration_weight,
             "temperature": args.grpo_temperature, "curve": curve}
 
 
@@ -363,15 +374,16 @@ def main() -> None:
     parser.add_argument("--grpo-sites", type=int, default=3,
                         help="Item 5: guide sites whose filter tasks make the family (15 each: 9 demonstrated, 3 "
                              "held out).")
-    parser.add_argument("--grpo-round-tasks", type=int, default=9,
-                        help="Item 5: GRPO tasks rolled out in each round (a new draw each round; 9 is all).")
     parser.add_argument("--grpo-sft-epochs", type=int, default=30,
                         help="Item 5: SFT epochs of the starting checkpoint (it learns the demonstrated tasks only).")
-    parser.add_argument("--grpo-rounds", type=int, default=4, help="Item 5: rounds of rollout, judge and GRPO.")
+    parser.add_argument("--grpo-rounds", type=int, default=8, help="Item 5: rounds of rollout, judge and GRPO.")
     parser.add_argument("--grpo-group-size", type=int, default=8, help="Item 5: sampled episodes per task and round.")
     parser.add_argument("--grpo-epochs", type=int, default=2, help="Item 5: GRPO passes over a round's samples.")
     parser.add_argument("--grpo-temperature", type=float, default=1.0,
                         help="Item 5: sampling temperature of GRPO's rollouts (log-probabilities stay the model's).")
+    parser.add_argument("--grpo-demonstration-weight", type=float, default=1.0,
+                        help="Item 5: weight of the supervised term on the SFT demonstrations in every GRPO update "
+                             "(accept.grpo_demonstration_weight; 0: GRPO alone).")
     parser.add_argument("--grpo-lr", type=float, default=2e-4,
                         help="Item 5: GRPO learning rate (at SFT's 3e-3 the token ratios fall to 0.05 in one round).")
     args = parser.parse_args()

@@ -8,6 +8,7 @@ import pytest
 from tests.benchmarks import load_benchmark
 from webgym import PROJECT_ROOT
 from webgym.config import load_config
+from webgym.lake import Lake
 from webgym.sites.world import load_world
 
 bench = load_benchmark("vlm_path")
@@ -67,3 +68,14 @@ def test_the_chain_sites_share_one_filter_bar_and_differ_in_the_rest(tmp_path):
         assert len(bench.filter_grid(site)) == 15
     assert len({site.spec.hostname for site in chain.values()}) == 3
     assert len({tuple(p["name"] for p in site.spec.data["places"]) for site in chain.values()}) == 3
+
+
+def test_a_rerun_on_the_same_out_writes_each_task_once(directory_site, tmp_path):
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(f"lake:\n  data_dir: {tmp_path / 'lake'}\n")
+    records = [record for _, _, record in bench.filter_grid(directory_site)]
+    first = bench.write_tasks(profile, records[:10], "train")
+    again = bench.write_tasks(profile, records, "train")  # the first 10 are there: only the other 5 are new
+    assert again[:10] == first and len(set(again)) == 15
+    tasks = Lake(tmp_path / "lake").read_table("tasks")
+    assert sorted(tasks["task_id"]) == sorted(again)
