@@ -26,8 +26,8 @@ Everything goes through the flows a `chat` policy profile runs (issue 16, items 
    6 held out on each site (the validation split), the other 3 rolled out, each held-out combination
    rolled out on another site; then rounds of sampled groups on those -> judge -> GRPO through the VLM
    trainer, with the demonstrations as a supervised term in every update -> serve, each checkpoint
-   evaluated greedily on the held-out, the rolled-out and the demonstrated tasks. `grpo_heldout_before` / `grpo_heldout_after` are the held-out tasks' success before
-   the first and after the last round.
+   evaluated greedily on the held-out, the rolled-out and the demonstrated tasks. `grpo_heldout_before` /
+   `grpo_heldout_after` are the held-out tasks' success before the first and after the last round.
 
 --quick demonstrates 4 tasks instead of 6 and skips item 5; it still checks items 2 and 3. (30 epochs at
 4e-3 left the loss at 0.19 and replayed 1 of 4 episodes, the tags garbled; 40 at 3e-3 replayed 3 of 4
@@ -134,9 +134,9 @@ def write_tasks(profile: Path, records: list[dict], split: str) -> list[str]:
 
     lake = Lake(load_config(profile).lake.data_dir)
     rows = pd.DataFrame([task_row(r, split, dt.datetime.now(dt.UTC)) for r in records])
-    known = set(lake.read_table("tasks", columns=["task_id"])["task_id"])
-    if not rows["task_id"].isin(known).all():
-        lake.write_table("tasks", rows[~rows["task_id"].isin(known)])
+    new = rows[~rows["task_id"].isin(lake.read_table("tasks", columns=["task_id"])["task_id"])]
+    if len(new):
+        lake.write_table("tasks", new)
     return rows["task_id"].tolist()
 
 
