@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def on_pre_build(config: Any) -> None:
     """Compare the committed page with a fresh rendering of the checkout's config models."""
-    sys.path.insert(0, str(ROOT))   # this checkout's webgym, not whichever one the venv installed
+    if str(ROOT) not in sys.path:   # this checkout's webgym, not whichever one the venv installed
+        sys.path.insert(0, str(ROOT))
     from webgym.config.reference import PAGE, render
 
     if PAGE.read_text(encoding="utf-8") != render():

@@ -14,16 +14,16 @@ import json
 import types
 import typing
 from collections.abc import Iterator
-from pathlib import Path
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from webgym import PROJECT_ROOT
 from webgym.config.base import Section
 from webgym.config.profile import Config
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+PAGE = PROJECT_ROOT / "docs" / "configuration.md"
 
 HEADER = """\
 # Configuration reference
@@ -140,7 +140,7 @@ def render() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Print (or --write) the configuration reference page.")
-    parser.add_argument("--write", action="store_true", help=f"write it to {PAGE.relative_to(PAGE.parents[1])}")
+    parser.add_argument("--write", action="store_true", help=f"write it to {PAGE.relative_to(PROJECT_ROOT)}")
     if parser.parse_args().write:
         PAGE.write_text(render(), encoding="utf-8")
     else:
