@@ -88,6 +88,7 @@ def _synthetic_export(tmp_path) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_benchmark_records_get_llm_annotations_synthetic_goals_none_and_a_rerun_asks_nothing(
         prefect_harness, tmp_path, server):
     from flows.build_taskset import build_taskset
@@ -163,6 +164,7 @@ def test_a_malformed_answer_is_a_reported_bad_record_the_rest_land_and_the_next_
     assert set(lake.read_table("tasks")["source_id"]) == {HOURS, SOSA}
 
 
+@pytest.mark.slow
 def test_without_inputs_the_profile_builds_its_world_split_by_families_and_sites(prefect_harness, tmp_path,
                                                                                  monkeypatch):
     from webgym.cli import app
@@ -197,6 +199,7 @@ def _webgym_file(path, texts: dict[int, str]) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["newest", "first"])
 def test_the_task_set_uses_the_chosen_revision_of_a_reworded_task(prefect_harness, tmp_path, which):
     from flows.build_taskset import build_taskset

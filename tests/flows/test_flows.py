@@ -32,6 +32,7 @@ def test_every_flow_imports_and_is_named_like_its_function():
         assert flow.name == name
 
 
+@pytest.mark.slow
 def test_nightly_recovers_journals_checks_quality_and_builds_the_warehouse(prefect_harness, tmp_path):
     from flows.nightly import nightly
 

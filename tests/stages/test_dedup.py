@@ -211,6 +211,7 @@ def test_auto_precision_is_bfloat16_only_where_the_cpu_computes_it(tmp_path, fla
     assert resolve_precision("bfloat16", cpuinfo) == "bfloat16"
 
 
+@pytest.mark.slow
 def test_a_run_that_embeds_nothing_new_does_not_import_torch(tmp_path):
     """A nightly rerun finds every task's vector cached: it must not pay torch's import (seconds)."""
     script = ("import sys; from webgym.embeddings import Embedder; "

@@ -104,6 +104,7 @@ def _steps_of_run(i: int) -> pd.DataFrame:
     return steps_frame().assign(trajectory_id=lambda f: f["trajectory_id"] + f"-{i}")
 
 
+@pytest.mark.slow
 def test_appends_keep_the_parts_of_a_table_few_and_every_row(lake, tmp_path):
     for i in range(200):
         lake.write_table("steps", _steps_of_run(i))
@@ -113,6 +114,7 @@ def test_appends_keep_the_parts_of_a_table_few_and_every_row(lake, tmp_path):
     assert lake.checksum("steps") == reference.checksum("steps")
 
 
+@pytest.mark.slow
 def test_a_streaming_writer_keeps_the_parts_few(lake):
     with lake.stream("rollout", batch_rows=1) as writer:
         for i in range(100):

@@ -84,6 +84,7 @@ def test_tables_blobs_and_compaction_live_in_the_bucket(s3, s3_lake):
     assert not _objects(s3, s3_lake, "_compaction")
 
 
+@pytest.mark.slow
 def test_killed_stream_writer_is_recovered_into_the_bucket(s3_lake):
     assert s3_lake.count("trajectories") == 0  # listed before the writer's parts exist: no stale listing after
     writer = spawn_stream_writer(s3_lake.root)
@@ -108,6 +109,7 @@ def _write_core_tables(lake: Lake) -> None:
     lake.write_table("steps", steps_frame())
 
 
+@pytest.mark.slow
 def test_webgym_sql_in_another_process_sees_what_this_one_wrote(s3_lake):
     _write_core_tables(s3_lake)
     result = _webgym("--data-dir", s3_lake.root, "sql", "--format", "csv",

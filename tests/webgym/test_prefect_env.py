@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROBE = """
 from webgym.prefect_env import api_starting, configure_prefect
 configure_prefect()
@@ -35,6 +37,7 @@ def _probe(tmp_path, **env: str) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow
 def test_leaving_the_block_points_prefect_at_a_temporary_api_that_answers(tmp_path):
     url, in_environment, children, server_imported, health = _probe(tmp_path)
     assert url.startswith("http://127.0.0.1:") and in_environment == "True" and children == "1" and health == "200"

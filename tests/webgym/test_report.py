@@ -243,6 +243,7 @@ def test_report_on_a_missing_lake_says_so(tmp_path):
     assert not (tmp_path / "reports").exists()
 
 
+@pytest.mark.slow
 def test_tables_fit_the_page_in_a_browser(lake, tmp_path):
     from playwright.async_api import async_playwright
 
@@ -266,6 +267,7 @@ def test_tables_fit_the_page_in_a_browser(lake, tmp_path):
     assert scroll_width <= viewport
 
 
+@pytest.mark.slow
 def test_a_night_without_training_signal_is_its_own_point_named_by_the_policy_it_kept(lake, tmp_path):
     _eval_lake(lake)
     start = NOW + dt.timedelta(hours=5)  # iteration 3 trained no checkpoint: ck1 stayed served and was evaluated

@@ -104,6 +104,7 @@ def test_bad_config_value_says_which_field(tmp_path):
     assert result.exit_code == 2 and "lake.journal_batch_rows" in result.output
 
 
+@pytest.mark.slow
 def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_path):
     # Zero iterations: the task set, the quality suites, the warehouse and the report; the iterations
     # themselves run in tests/flows/test_nightly.py on the CI profile.
@@ -128,6 +129,7 @@ def test_main_job_command_builds_the_task_set_and_reports_where_things_are(tmp_p
     assert not _processes_with_env("PREFECT_HOME", str(prefect_home))
 
 
+@pytest.mark.slow
 def test_a_terminated_main_job_leaves_no_prefect_server_behind(tmp_path):
     # A scheduler or a CI timeout stops a night with SIGTERM: the temporary API server it started stops too.
     config = tmp_path / "profile.yaml"

@@ -248,6 +248,7 @@ PLAYS = [("outcomes", case) for case in CASES] + [("sites_only_outcomes", case) 
 
 @pytest.mark.parametrize(("played", "case"), PLAYS,
                          ids=[case.name + ("" if played == "outcomes" else " (sites only)") for played, case in PLAYS])
+@pytest.mark.slow
 def test_exploit_is_refused_recorded_and_unrewarded(played, case, request):
     trajectory, steps, reached, rubric = request.getfixturevalue(played)[case.name]
     assert reached == [], f"the canary was reached: {reached}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.fixture_site import run_in_browser, url_of
 from webgym.config import ContextConfig, EndpointConfig, EnvConfig, LLMConfig, RolloutConfig, SamplingConfig
 from webgym.env.safety import UrlPolicy
@@ -57,6 +59,7 @@ def test_good_multi_call_and_malformed_responses_through_real_browsers(lake, sit
     assert (calls["purpose"] == "policy").all() and not calls["cached"].any() and len(calls) == len(images)
 
 
+@pytest.mark.slow
 def test_hostile_model_output_is_capped_and_recorded_and_never_loses_the_batch(lake, site, tmp_path):
     tasks = [TaskSpec(name, f"Task {name}", url_of(site)) for name in ("spam", "surrogate", "deep", "overflow", "fine")]
     scroll = '<tool_call>{"name": "scroll", "arguments": {"direction": "down"}}</tool_call>'

@@ -68,6 +68,7 @@ def _collect(lake, site, policy, tasks, **config):
     return out["summary"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["async", "sync"])
 def test_engines_record_every_episode_and_pass_quality(lake, site, engine):
     tasks = _tasks(site, 5)
@@ -92,6 +93,7 @@ def test_repeated_parse_errors_end_the_episode(lake, site):
     assert steps["feedback"].str.contains("could not be parsed").all()
 
 
+@pytest.mark.slow
 def test_policy_failure_and_unreachable_start_are_recorded_not_dropped(lake, site):
     assert _collect(lake, site, Broken(), _tasks(site, 1)).terminations == {"policy_error": 1}
     down = [TaskSpec(task_id="down", text="x", start_url=url_of(site, "/down"), difficulty=1)]
@@ -102,6 +104,7 @@ def test_policy_failure_and_unreachable_start_are_recorded_not_dropped(lake, sit
     assert site.requests.count("/down") == 2 * (1 + EnvConfig().navigation_retries)
 
 
+@pytest.mark.slow
 def test_rerun_skips_finished_episodes(lake, site):
     tasks = _tasks(site, 4)
     assert _collect(lake, site, NextThenAnswer(), tasks[:2]).episodes == 2
@@ -110,6 +113,7 @@ def test_rerun_skips_finished_episodes(lake, site):
     assert lake.read_table("trajectories")["trajectory_id"].is_unique and lake.count("trajectories") == 4
 
 
+@pytest.mark.slow
 def test_straggler_cut_off_marks_the_rest_as_cut(lake, site):
     summary = _collect(lake, site, NextThenAnswer(delay=0.3), _tasks(site, 6), concurrency=2, straggler_fraction=0.5)
     assert summary.terminations["answered"] >= 3 and summary.terminations["cut"] >= 1
@@ -139,6 +143,7 @@ class BuggyOnOddTasks:
         return await NextThenAnswer().act(observed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["async", "sync"])
 def test_an_episode_that_raises_is_recorded_as_failed_and_the_others_commit(lake, site, engine):
     tasks = _tasks(site, 4)

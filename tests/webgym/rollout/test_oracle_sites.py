@@ -3,8 +3,8 @@ verifier confirms later from the recorded final state, with the site server alre
 
 from __future__ import annotations
 
-
 import pandas as pd
+import pytest
 
 from schemas.rubric import Rubric
 from schemas.tasks import Task
@@ -40,6 +40,7 @@ def _rollout(lake, sites, tasks, policy, **rollout) -> None:
     roll_out(lake, sites, specs, policy, settings, EnvConfig())
 
 
+@pytest.mark.slow
 def test_oracle_reaches_every_goal_and_the_verifier_agrees_offline(lake):
     sites = load_sites(names=SITES)
     tasks = _tasks(sites)
@@ -57,6 +58,7 @@ def test_oracle_reaches_every_goal_and_the_verifier_agrees_offline(lake):
     assert quality.validate(lake, ["tasks", "trajectories", "steps"]) == []
 
 
+@pytest.mark.slow
 def test_fully_noisy_oracle_fails_with_the_unmet_facts_marked(lake):
     sites = load_sites(names=["shop-a"])
     tasks = _tasks(sites)[:1]

@@ -43,6 +43,7 @@ def browser_server():
     server.wait(timeout=10)
 
 
+@pytest.mark.slow
 def test_shard_runs_on_a_remote_browser_server(browser_server, tmp_path):
     config = load_config(data_dir=str(tmp_path / "data"))
     config = config.model_copy(update={"env": replaced(config.env, browser_endpoint=browser_server),

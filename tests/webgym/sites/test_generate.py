@@ -21,6 +21,7 @@ def test_there_are_at_least_twenty_families_including_the_six_graphs_of_the_hand
     assert {"shop", "travel", "mail", "forum", "recipes", "account"} <= set(FAMILIES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FAMILIES)
 def test_same_family_and_seed_give_the_same_spec_and_goals(name):
     first = generate_raw(load_families(names=[name])[name], 3)

@@ -31,6 +31,7 @@ def replay(sites: list[Site], goals: list[tuple[Site, str]], shots: Path | None 
     return results
 
 
+@pytest.mark.slow
 def test_oracle_paths_replay_in_chromium_across_graphs(mini, shipped, tmp_path):
     tiny = Site(load_site(write(tmp_path, "fsm.json", json.dumps(FSM))))
     goals = [(mini, "buy-cheap-mug"), (mini, "kettle-price"), (tiny, "order-done"),
@@ -40,6 +41,7 @@ def test_oracle_paths_replay_in_chromium_across_graphs(mini, shipped, tmp_path):
     assert [(r.site, r.goal, r.ok, r.message) for r in results] == [(s.name, g, True, None) for s, g in goals]
 
 
+@pytest.mark.slow
 def test_a_page_that_disagrees_with_the_spec_is_reported_with_step_and_screenshot(mini, tmp_path):
     changed = mini_spec()
     changed["actions"]["add"]["effects"] = [{"op": "append", "var": "cart", "value": {"record": {"id": {"var": "product"}, "qty": 1}}}]

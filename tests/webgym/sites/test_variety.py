@@ -21,6 +21,7 @@ def changed_fraction(a: bytes, b: bytes) -> float:
     return sum(1 for pixel in diff.getdata() if pixel != (0, 0, 0)) / (diff.width * diff.height)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["shop", "bank", "news"])
 def test_two_instances_of_a_family_differ_in_their_screenshots_and_text(name):
     family = load_families(names=[name])[name]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from tests.webgym.sites.conftest import save_family, tip_jar
 from webgym.config import SitesConfig, WorldConfig
 from webgym.sites import replay
@@ -82,6 +84,7 @@ def test_a_replayed_goal_is_remembered_so_a_second_check_skips_the_browser(famil
     assert list(load_world(settings(families_dir, cache, instances=1, replay_goals=1)).sites) == ["tipjar-g0"]
 
 
+@pytest.mark.slow
 def test_every_shipped_family_passes_its_checks(tmp_path):
     world = load_world(SitesConfig(world=WorldConfig(instances=1, hand_written=False, replay_goals=0, generated_dir=None),
                                    cache_dir=str(tmp_path / "cache")))

@@ -51,6 +51,7 @@ def _assert_trained(result, base, samples) -> None:
     assert all(a > b for a, b in zip(_sequence_logprobs(result.path, samples), _sequence_logprobs(base, samples)))
 
 
+@pytest.mark.slow
 def test_filtered_bc_learns_and_its_checkpoint_drives_the_local_policy(tiny_checkpoint, tmp_path, caplog):
     samples = _samples()
     config = TrainConfig(objective="filtered_bc", epochs=6, micro_batch_size=2, **FAST)
