@@ -79,7 +79,7 @@ CASES = [
     Case("WebArena: the date", "When was it delivered?", "It was delivered on March 3, 2023", None, True, "",
          webarena(fuzzy_match=["March 3, 2023"])),
     Case("WebArena: two dates", "When was it delivered?", "March 3, 2023 or March 4, 2023", None, False,
-         "hedges between 3 values", webarena(fuzzy_match=["March 3, 2023"])),
+         "hedges between 2 values", webarena(fuzzy_match=["March 3, 2023"])),
     Case("WebArena: unachievable, said so", "What is the price of the moon lamp?",
          "I could not find it: no such product exists", None, True, "", webarena(fuzzy_match="N/A")),
 ]
