@@ -33,7 +33,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 KINDS = ("na", "yes_no", "date", "money", "number", "code", "list", "name", "text")
-"""The kinds of expected value, in the order `answer_kind` tries them."""
+"""The kinds of expected value."""
+MAX_CHARS = 2000
+"""Longer answers fail unread: no benchmark answer is this long (the hedging rule allows 100 words),
+and it bounds the scanners' work on adversarial text."""
+_WINDOW = 200
+"""How far before a value the negation and join patterns look."""
 
 UNACHIEVABLE = re.compile(
     r"\b(?:n/?a|not applicable|not available|unachievable|impossible|cannot be (?:done|found|completed)|"
@@ -89,7 +94,8 @@ _GAP_WORDS = frozenset("and or either nor maybe perhaps possibly probably likely
                        "alternatively alternative option otherwise another".split())
 """Words that may stand between two alternatives ("41 or maybe 42", "from 41 to 42", "41, no wait, 42")."""
 _JOINED_AFTER = r"^\s*(?:and|or|&|/|\n)\s*(?:(?:the|a|an)\s+)?(?P<other>\w+(?:[ -]\w+){{0,{}}})\s*(?:$|[,.;!?\n])"
-_JOINED_BEFORE = r"(?:^|[,.;:!?\n]|\b(?:is|are|was|were|on|in|at)\b)\s*(?:(?:the|a|an)\s+)?(?P<other>\w+(?:[ -]\w+){{0,{}}})\s*(?:and|or|&|/)\s*$"
+_JOINED_BEFORE = (r"(?:^|[,.;:!?\n]|\b(?:is|are|was|were|on|in|at)\b)\s*(?:(?:the|a|an)\s+)?"
+                  r"(?P<other>\w+(?:[ -]\w+){{0,{}}})\s*(?:and|or|&|/)\s*$")
 """Another short name joined to the reference by "and", "or", "&" or "/" ("Paris and Lyon"); a comma
 alone is no join ("Paris, France")."""
 _NOT_A_NAME = re.compile(r"(?:its|it|their|his|her|my|our|your|this|that|other|more|all|many|some|so|then|also|"
@@ -97,6 +103,10 @@ _NOT_A_NAME = re.compile(r"(?:its|it|their|his|her|my|our|your|this|that|other|m
 """Words that open a phrase, not a rival name ("Paris and its suburbs", "Saturday and then ...")."""
 _ORDER = re.compile(r"\b(?:in (?:\w+ )?order|ordered|sorted|rank(?:ed|ing)?|chronological|ascending|descending|"
                     r"from (?:the )?(?:first|oldest|newest|highest|lowest|earliest|latest|most|least))\b", re.I)
+
+
+_PLAIN = str.maketrans({"–": "-", "—": "-", "−": "-", "‐": "-", "’": "'", "‘": "'", "“": '"', "”": '"',
+                        "\u00a0": " "})
 
 
 @dataclass(frozen=True)
@@ -119,18 +129,17 @@ class _Value:
     end: int
     unit: str | None = None
     shape: str = ""
+    """A code's pattern of letters and digits ("K7-2291" -> "A9-9"): codes of one shape are rivals."""
     embedded: bool = False
     """A number read from inside a date (its day or year): it may match but never competes."""
 
 
 def fold(text: str) -> str:
-    """Case and accents folded, dashes, quotes and spaces made plain; positions are kept one to one
-    with the folded text (what the scanners read)."""
+    """Case and accents folded, dashes, quotes and spaces made plain: the text every scanner reads
+    (positions in a Match are positions in it)."""
     text = unicodedata.normalize("NFKC", text)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    text = text.translate(str.maketrans({"–": "-", "—": "-", "−": "-", "‐": "-", "’": "'", "‘": "'", "“": '"',
-                                         "”": '"', "\u00a0": " "}))
-    return text.casefold()
+    return text.translate(_PLAIN).casefold()
 
 
 def order_asked(question: str | None) -> bool:
@@ -139,6 +148,8 @@ def order_asked(question: str | None) -> bool:
 
 
 def _dates(text: str) -> list[_Value]:
+    """Dates in ISO, d/m/y or m/d/y, "18 March 2024" and "March 18, 2024" forms, the year optional in
+    the last two."""
     found: list[_Value] = []
     taken: list[tuple[int, int]] = []
     for pattern in _DATES:
@@ -175,7 +186,8 @@ def _codes(text: str) -> list[_Value]:
     found = []
     for m in _CODE.finditer(text):
         token = m.group(0).rstrip(".")
-        if not re.search(r"\d", token) or not re.search(r"[a-z]|[-_/:#]", token) or _NUMBER_WITH_UNIT.fullmatch(token):
+        if (not re.search(r"\d", token) or not re.search(r"[a-z]|[-_/:#]", token)
+                or _NUMBER_WITH_UNIT.fullmatch(token)):
             continue
         found.append(_Value("code", token, m.start(), m.start() + len(token), shape=_shape(token)))
     return found
@@ -186,6 +198,7 @@ def _unit(word: str | None) -> str | None:
 
 
 def _numbers(text: str) -> list[_Value]:
+    """Numbers with sign, currency, scale and a known unit; an unknown word after one is no unit."""
     found = []
     for m in _NUMBER.finditer(text):
         value = float(m.group("num").replace(",", "")) * _SCALES.get((m.group("scale") or "").lower(), 1)
@@ -193,11 +206,11 @@ def _numbers(text: str) -> list[_Value]:
             value = -value
         unit = m.group("unit")
         currency = _CURRENCY.get((m.group("cur") or "").lower()) or (_CURRENCY.get(unit.lower()) if unit else None)
-        end = m.end() if unit and (currency or _unit(unit.lower())) else m.end("scale") if m.group("scale") else m.end("num")
+        end = (m.end() if unit and (currency or _unit(unit.lower()))
+               else m.end("scale") if m.group("scale") else m.end("num"))
         known = currency or _unit(unit.lower() if unit else None)
         start = m.start() if m.group("sign") or m.group("cur") else m.start("num")
-        found.append(_Value("money" if currency else "number", value, start, end, unit=known,
-                            shape=unit.split()[0].lower() if unit and not known else ""))
+        found.append(_Value("money" if currency else "number", value, start, end, unit=known))
     return found
 
 
@@ -249,8 +262,8 @@ def _items(text: str) -> list[str]:
 
 
 def _negated(text: str, start: int, end: int) -> bool:
-    before = _CLAUSE_END.split(text[:start])[-1]
-    after = _CLAUSE_END.split(text[end:])[0] if end < len(text) else ""
+    before = _CLAUSE_END.split(text[max(0, start - _WINDOW):start])[-1]
+    after = _CLAUSE_END.split(text[end:end + _WINDOW])[0]
     return bool(_NEGATION_BEFORE.search(before) or _NEGATION_AFTER.search(after))
 
 
@@ -289,7 +302,8 @@ def _scalar(answer: str, expected: _Value, allowed: Sequence[_Value], reference:
             _alternative(answer, hit, other) and (other.unit == hit.unit or not other.unit or not hit.unit)
             for hit in hits)
         if rival:
-            return Match(False, f"the answer names another candidate ({answer[other.start:other.end]}) besides {shown}")
+            named = answer[other.start:other.end]
+            return Match(False, f"the answer names another candidate ({named}) besides {shown}")
     return Match(True, f"the answer states {shown}", hits[0].start)
 
 
@@ -318,8 +332,9 @@ def _words(answer: str, folded: str, kind: str, reference: str, allowed: Sequenc
     if kind == "name":
         accepted = {" ".join(re.findall(r"\w+", fold(item))) for item in allowed} | {" ".join(words)}
         for m in hits:
-            for joined in (re.search(_JOINED_AFTER.format(len(words)), answer[m.end():]),
-                           re.search(_JOINED_BEFORE.format(len(words)), answer[:m.start()])):
+            after, before = answer[m.end():m.end() + _WINDOW], answer[max(0, m.start() - _WINDOW):m.start()]
+            for joined in (re.search(_JOINED_AFTER.format(len(words)), after),
+                           re.search(_JOINED_BEFORE.format(len(words)), before)):
                 other = joined and " ".join(re.findall(r"\w+", joined.group("other")))
                 if other and other not in accepted and not re.search(r"\d", other) and not _NOT_A_NAME.match(other):
                     return Match(False, f"the answer names another candidate ({other}) besides {reference!r}")
@@ -356,8 +371,12 @@ def match_answer(answer: str, reference: str, *, kind: str | None = None, allowe
     (`number` for the verifier's number_eq); `allowed` names the other values the answer may also
     state without them counting as rival candidates (the other items a task asks for); `ordered`
     asks list items in the reference's order."""
+    if len(answer) > MAX_CHARS:
+        return Match(False, f"the answer is {len(answer)} characters long, more than {MAX_CHARS}: no answer")
     a, r = fold(answer), fold(reference).strip(" \"'`.!?")
     kind = kind or answer_kind(reference)
+    if kind not in KINDS:
+        raise ValueError(f"unknown answer kind {kind!r} (kinds: {', '.join(KINDS)})")
     if kind == "na":
         return _unachievable(a)
     if kind == "yes_no":
@@ -384,6 +403,8 @@ def match_answer(answer: str, reference: str, *, kind: str | None = None, allowe
 
 def exact_answer(answer: str, reference: str) -> Match:
     """Whether the whole answer is the reference: equal once folded, or one value equal to it."""
+    if len(answer) > MAX_CHARS:
+        return Match(False, f"the answer is {len(answer)} characters long, more than {MAX_CHARS}: no answer")
     a, r = (fold(x).strip(" \"'`.!?") for x in (answer, reference))
     if " ".join(a.split()) == " ".join(r.split()):
         return Match(True, "the answer is exactly the reference", 0)

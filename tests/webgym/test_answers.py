@@ -4,10 +4,12 @@ may ask beside the reference."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.webgym.answer_cases import CASES, REJECTED_CLASSES, error_rates
-from webgym.answers import answer_kind, exact_answer, match_answer, order_asked
+from webgym.answers import MAX_CHARS, answer_kind, exact_answer, match_answer, order_asked
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.kind}: {c.reference} <- {c.answer!r}" for c in CASES])
@@ -70,3 +72,11 @@ def test_a_rejection_says_why():
     assert "another unit (mi)" in match_answer("42 miles", "42 km").reason
     assert "asserts a value" in match_answer("It does not exist; it costs $4", "N/A").reason
     assert "expected 'Paris'" in match_answer("Parisian", "Paris").reason
+
+
+def test_an_overlong_answer_fails_unread_and_adversarial_answers_stay_cheap():
+    assert "more than 2000" in match_answer("42 " + "a" * MAX_CHARS, "42").reason
+    for answer in ("a" * 1990 + " Paris", "42 or " * 330, "not " * 495 + "42", "k7-" * 660):
+        started = time.perf_counter()
+        match_answer(answer, "Paris" if "Paris" in answer else "42")
+        assert time.perf_counter() - started < 0.5, answer[:20]
