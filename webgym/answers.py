@@ -117,6 +117,12 @@ class Match:
     reason: str
     at: int = -1
     """Where in the answer the value was found (list order), -1 when it was not."""
+    definite: bool = False
+    """A rejection no rewording can lift (a negation, a rival candidate, another unit): an LLM
+    equivalence check is not asked. A value merely not found ("forty-two") is not definite."""
+
+
+_OVERLONG = Match(False, f"the answer is longer than {MAX_CHARS} characters: no answer", definite=True)
 
 
 @dataclass(frozen=True)
@@ -292,9 +298,9 @@ def _scalar(answer: str, expected: _Value, allowed: Sequence[_Value], reference:
     if not hits:
         return Match(False, f"the answer does not state {shown}: expected {reference!r}")
     if any(_negated(answer, v.start, v.end) for v in hits):
-        return Match(False, f"the answer negates {shown}")
+        return Match(False, f"the answer negates {shown}", definite=True)
     if expected.unit and all(v.unit and v.unit != expected.unit for v in hits):
-        return Match(False, f"the answer gives {shown} in another unit ({hits[0].unit})")
+        return Match(False, f"the answer gives {shown} in another unit ({hits[0].unit})", definite=True)
     others = [v for v in found if not v.embedded and not any(_equal(family, v.key, a.key) for a in allowed)
               and not _negated(answer, v.start, v.end)]
     for other in others:
@@ -303,7 +309,7 @@ def _scalar(answer: str, expected: _Value, allowed: Sequence[_Value], reference:
             for hit in hits)
         if rival:
             named = answer[other.start:other.end]
-            return Match(False, f"the answer names another candidate ({named}) besides {shown}")
+            return Match(False, f"the answer names another candidate ({named}) besides {shown}", definite=True)
     return Match(True, f"the answer states {shown}", hits[0].start)
 
 
@@ -328,7 +334,7 @@ def _words(answer: str, folded: str, kind: str, reference: str, allowed: Sequenc
     if not hits:
         return Match(False, f"the answer does not state it: expected {reference!r}")
     if any(_negated(answer, m.start(), m.end()) for m in hits):
-        return Match(False, f"the answer negates {reference!r}")
+        return Match(False, f"the answer negates {reference!r}", definite=True)
     if kind == "name":
         accepted = {" ".join(re.findall(r"\w+", fold(item))) for item in allowed} | {" ".join(words)}
         for m in hits:
@@ -337,7 +343,8 @@ def _words(answer: str, folded: str, kind: str, reference: str, allowed: Sequenc
                            re.search(_JOINED_BEFORE.format(len(words)), before)):
                 other = joined and " ".join(re.findall(r"\w+", joined.group("other")))
                 if other and other not in accepted and not re.search(r"\d", other) and not _NOT_A_NAME.match(other):
-                    return Match(False, f"the answer names another candidate ({other}) besides {reference!r}")
+                    why = f"the answer names another candidate ({other}) besides {reference!r}"
+                    return Match(False, why, definite=True)
     return Match(True, f"the answer states {reference!r}", min(m.start() for m in hits))
 
 
@@ -347,11 +354,11 @@ def _yes_no(answer: str, reference: str) -> Match:
     if not said:
         return Match(False, f"the answer says neither yes nor no (expected {reference!r})")
     if _negated(answer, said[0].start, said[0].end):
-        return Match(False, f"the answer negates {answer[said[0].start:said[0].end]!r}")
+        return Match(False, f"the answer negates {answer[said[0].start:said[0].end]!r}", definite=True)
     if said[0].key != wanted:
-        return Match(False, f"the answer says {answer[said[0].start:said[0].end]!r}, not {reference!r}")
+        return Match(False, f"the answer says {answer[said[0].start:said[0].end]!r}, not {reference!r}", definite=True)
     if any(v.key != wanted and _alternative(answer, said[0], v) for v in said[1:]):
-        return Match(False, "the answer says both yes and no")
+        return Match(False, "the answer says both yes and no", definite=True)
     return Match(True, f"the answer says {reference!r}", said[0].start)
 
 
@@ -361,7 +368,7 @@ def _unachievable(answer: str) -> Match:
     values = _values(answer)
     asserted = [v for v in values["number"] if v.family == "money" or v.unit] + values["date"]
     if asserted or re.search(r"\b(?:is|are|was|were|costs?|equals?)\s+[$€£]?\d", answer):
-        return Match(False, "the answer says the task cannot be done but also asserts a value")
+        return Match(False, "the answer says the task cannot be done but also asserts a value", definite=True)
     return Match(True, "the answer says the task cannot be done", 0)
 
 
@@ -372,7 +379,7 @@ def match_answer(answer: str, reference: str, *, kind: str | None = None, allowe
     state without them counting as rival candidates (the other items a task asks for); `ordered`
     asks list items in the reference's order."""
     if len(answer) > MAX_CHARS:
-        return Match(False, f"the answer is {len(answer)} characters long, more than {MAX_CHARS}: no answer")
+        return _OVERLONG
     a, r = fold(answer), fold(reference).strip(" \"'`.!?")
     kind = kind or answer_kind(reference)
     if kind not in KINDS:
@@ -404,7 +411,7 @@ def match_answer(answer: str, reference: str, *, kind: str | None = None, allowe
 def exact_answer(answer: str, reference: str) -> Match:
     """Whether the whole answer is the reference: equal once folded, or one value equal to it."""
     if len(answer) > MAX_CHARS:
-        return Match(False, f"the answer is {len(answer)} characters long, more than {MAX_CHARS}: no answer")
+        return _OVERLONG
     a, r = (fold(x).strip(" \"'`.!?") for x in (answer, reference))
     if " ".join(a.split()) == " ".join(r.split()):
         return Match(True, "the answer is exactly the reference", 0)

@@ -7,7 +7,8 @@ task is unachievable and the agent must say so), `url_match` against the final U
 is the shared type-aware matcher (webgym/answers.py): a number, date, code, name or list is found
 whole, not negated and without a rival candidate beside it.
 WebVoyager's "possible" answers are examples, not gold: they defer to the other judges.
-An optional `equivalent(question, reference, answer)` (an LLM check) settles fuzzy matches.
+An optional `equivalent(question, reference, answer)` (an LLM check) settles fuzzy matches where
+text found no value ("forty-two"); never a negation or a second candidate the matcher rejected.
 
 Before any match, the single-answer rule (webgym/hedging.py) fails an answer that enumerates
 candidates, hedges between values, refuses, echoes the question or dumps a page where a value is
@@ -38,11 +39,13 @@ class ReferenceVerdict:
     rationale: str = ""
 
 
-def text_matches(answer: str, reference: str, *, allowed: Sequence[str] = (), ordered: bool = False) -> tuple[bool, str]:
-    """Whether the answer states the reference (webgym/answers.py), with the reason; `allowed` are the
-    other values the task asks for, `ordered` whether a list's order was asked."""
-    match = match_answer(answer, reference, allowed=allowed, ordered=ordered)
-    return match.ok, match.reason
+def _judged(question: str, reference: str, answer: str, equivalent: Equivalent | None,
+            allowed: Sequence[str] = ()) -> tuple[bool, str]:
+    """Text first; the LLM check only where text found no value and rejected nothing for certain (a
+    negation or a second candidate is never asked, so no model can talk the reward into paying it)."""
+    match = match_answer(answer, reference, allowed=allowed, ordered=order_asked(question))
+    verdict = None if match.ok or match.definite or equivalent is None else equivalent(question, reference, answer)
+    return (verdict, "LLM equivalence") if verdict is not None else (match.ok, match.reason)
 
 
 def _url_matches(final_url: str | None, reference_urls: str) -> tuple[bool, str]:
@@ -90,9 +93,7 @@ def _webarena(evaluation: dict, question: str, answer: str, final_url: str | Non
                                       rationale=match.reason))
         elif fuzzy:
             for item in fuzzy:
-                verdict = equivalent(question, str(item), answer) if equivalent else None
-                ok, why = (verdict, "LLM equivalence") if verdict is not None else text_matches(
-                    answer, str(item), allowed=expected, ordered=ordered)
+                ok, why = _judged(question, str(item), answer, equivalent, expected)
                 checks.append(FactVerdict(fact=f"answer means {item!r}", success=ok, rationale=why))
     if "url_match" in types:
         ok, why = _url_matches(final_url, str(evaluation.get("reference_url") or ""))
@@ -117,8 +118,6 @@ def reference_verdict(question: str, answer: str | None, final_url: str | None, 
     if reason:
         ok, why = False, reason
     else:
-        verdict = equivalent(question, reference_answer, answer) if equivalent else None
-        ok, why = (verdict, "LLM equivalence") if verdict is not None else text_matches(
-            answer, reference_answer, ordered=order_asked(question))
+        ok, why = _judged(question, reference_answer, answer, equivalent)
     check = FactVerdict(fact=f"answer matches {reference_answer!r}", success=ok, rationale=why)
     return ReferenceVerdict("judged", ok, [check], why)
