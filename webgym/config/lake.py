@@ -8,6 +8,8 @@ from webgym.config.base import Location, ProjectPath, Section
 
 
 class LakeConfig(Section):
+    """Where the Parquet lake lives and how its writers batch and merge parts (webgym/lake.py)."""
+
     data_dir: Location = Field(
         default="data",
         description="Root of the Parquet lake: a path (relative to the project) or an fsspec URL "
@@ -20,6 +22,8 @@ class LakeConfig(Section):
 
 
 class WarehouseConfig(Section):
+    """The DuckDB file of views over the lake that external SQL tools open (webgym/warehouse.py)."""
+
     path: ProjectPath | None = Field(
         default=None,
         description="DuckDB file with views over the lake, for external SQL tools (relative to the project). "

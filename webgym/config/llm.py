@@ -51,6 +51,8 @@ class EndpointConfig(Section):
 
 
 class ModelPrice(Section):
+    """What one model costs, for the ledger's cost_usd (`llm.prices.<model name>`)."""
+
     input_per_mtok: float = Field(ge=0, description="USD per million prompt tokens.")
     output_per_mtok: float = Field(ge=0, description="USD per million completion tokens.")
 
