@@ -39,6 +39,8 @@ _SEPARATOR = re.compile(
 """Between values: line breaks, list punctuation, sentence ends, "/" between words, "and"/"or" words."""
 _LIST_MARKER = re.compile(r"^\s*(?:[-*•·]|\(?\d{1,2}[.)])\s+", re.MULTILINE)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_DATE_COMMA = re.compile(r"\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?),(?= \d{4})")
+"""The comma of "March 18, 2024": part of one date, not a separator between two values."""
 _WORD = re.compile(r"\w+", re.UNICODE)
 _REFUSAL = re.compile(
     r"\b(?:i|we)\s+(?:could\s*n[o']?t|can\s*n[o']?t|can't|couldn't|was\s+(?:not|unable)|am\s+(?:not|unable)|"
@@ -60,7 +62,7 @@ class _Item:
 
 def _normalised(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
-    return _THOUSANDS.sub("", _LIST_MARKER.sub("", text))
+    return _DATE_COMMA.sub(r"\1", _THOUSANDS.sub("", _LIST_MARKER.sub("", text)))
 
 
 def _items(text: str) -> list[_Item]:

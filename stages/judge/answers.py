@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from schemas.judgments import GroupVerdict, Judgment
 from stages.judge.calls import JudgeCalls
 from stages.judge.episode import Episode, judgment
-from stages.judge.reference import reference_verdict, text_matches
+from stages.judge.reference import reference_verdict
 
 PURPOSES = ("judge-equivalence",)
 
@@ -23,18 +23,18 @@ class Equivalence(BaseModel):
 
 async def reference_judgment(episode: Episode, calls: JudgeCalls | None) -> Judgment | None:
     """The reference row, or None when the task has no authoritative reference. With `calls`, an
-    LLM settles answers that text matching rejects; its errors make the row an error, not a failure."""
+    LLM settles answers in which text matching found no value (stages/judge/reference.py); its errors
+    make the row an error, not a failure."""
     loop = asyncio.get_running_loop()
 
-    def equivalent(question: str, reference: str, answer: str) -> bool | None:
-        if calls is None or text_matches(answer, reference)[0]:
-            return None  # text matching decides
+    def equivalent(question: str, reference: str, answer: str) -> bool:
         asked = calls.ask("judge-equivalence", "judge_equivalence", Equivalence, task=question,
                           reference=reference, answer=answer)
         return asyncio.run_coroutine_threadsafe(asked, loop).result().equivalent
 
     verdict = await asyncio.to_thread(reference_verdict, episode.task, episode.answer, episode.final_url,
-                                      episode.reference_answer, episode.evaluation, equivalent)
+                                      episode.reference_answer, episode.evaluation,
+                                      equivalent if calls is not None else None)
     if verdict is None:
         return None
     groups = [GroupVerdict(description="reference answer", success=verdict.success, facts=verdict.checks)]

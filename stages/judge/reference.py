@@ -1,11 +1,14 @@
 """Reference-answer judging: the source benchmark's own answer decides when it is authoritative.
 
-WebArena eval blocks: `string_match` with exact_match, must_include and fuzzy_match (its "N/A"
-case means the task is unachievable and the agent must say so), `url_match` against the final
-URL, and `program_html`, which needs the live site and is reported as not evaluable. Other
-sources' reference answers match by normalised equality, equal numbers or containment.
+WebArena eval blocks: `string_match` with exact_match (the whole answer is the value),
+must_include (each item stated, at token boundaries) and fuzzy_match (its "N/A" case means the
+task is unachievable and the agent must say so), `url_match` against the final URL, and
+`program_html`, which needs the live site and is reported as not evaluable. Every text comparison
+is the shared type-aware matcher (webgym/answers.py): a number, date, code, name or list is found
+whole, not negated and without a rival candidate beside it.
 WebVoyager's "possible" answers are examples, not gold: they defer to the other judges.
-An optional `equivalent(question, reference, answer)` (an LLM check) settles fuzzy matches.
+An optional `equivalent(question, reference, answer)` (an LLM check) settles fuzzy matches where
+text found no value ("forty-two"); never a negation or a second candidate the matcher rejected.
 
 Before any match, the single-answer rule (webgym/hedging.py) fails an answer that enumerates
 candidates, hedges between values, refuses, echoes the question or dumps a page where a value is
@@ -16,18 +19,15 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlsplit
 
 from schemas.judgments import FactVerdict
+from webgym.answers import exact_answer, match_answer, order_asked
 from webgym.hedging import hedge_reason
 
 Equivalent = Callable[[str, str, str], bool | None]
-UNACHIEVABLE = re.compile(r"\b(n/?a|not applicable|not available|unachievable|impossible|cannot be (?:done|found|completed)|"
-                          r"does not exist|no such|not possible)\b", re.I)
-NUMBER = re.compile(r"-?\d[\d,]*\.?\d*")
 
 
 @dataclass(frozen=True)
@@ -39,28 +39,13 @@ class ReferenceVerdict:
     rationale: str = ""
 
 
-def normalise(text: str) -> str:
-    """Lower-case, accents folded, quotes and surrounding punctuation dropped, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text).strip().lower()
-    text = re.sub(r"\s+", " ", text)
-    return text.strip(" \"'`.,;:!?")
-
-
-def numbers(text: str) -> list[float]:
-    return [float(n.replace(",", "")) for n in NUMBER.findall(text) if n.replace(",", "").strip("-.")]
-
-
-def text_matches(answer: str, reference: str) -> tuple[bool, str]:
-    """Normalised equality, the same number, or the reference contained in the answer."""
-    a, r = normalise(answer), normalise(reference)
-    if a == r:
-        return True, "exact match"
-    ref_numbers = numbers(r)
-    if ref_numbers and len(ref_numbers) == 1 and any(abs(n - ref_numbers[0]) <= 1e-6 * max(1, abs(n)) for n in numbers(a)):
-        return True, f"the answer states {ref_numbers[0]:g}"
-    if r and re.search(rf"(?<!\w){re.escape(r)}(?!\w)", a):
-        return True, "the answer contains the reference"
-    return False, f"expected {reference!r}"
+def _judged(question: str, reference: str, answer: str, equivalent: Equivalent | None,
+            allowed: Sequence[str] = ()) -> tuple[bool, str]:
+    """Text first; the LLM check only where text found no value and rejected nothing for certain (a
+    negation or a second candidate is never asked, so no model can talk the reward into paying it)."""
+    match = match_answer(answer, reference, allowed=allowed, ordered=order_asked(question))
+    verdict = None if match.ok or match.definite or equivalent is None else equivalent(question, reference, answer)
+    return (verdict, "LLM equivalence") if verdict is not None else (match.ok, match.reason)
 
 
 def _url_matches(final_url: str | None, reference_urls: str) -> tuple[bool, str]:
@@ -95,20 +80,21 @@ def _webarena(evaluation: dict, question: str, answer: str, final_url: str | Non
             checks.append(FactVerdict(fact="answer commits to the asked value(s)", success=False, rationale=reason))
             equivalent = None  # no LLM call for an answer the rule already failed
         if "exact_match" in references:
-            ok = normalise(answer) == normalise(str(references["exact_match"]))
-            checks.append(FactVerdict(fact=f"answer is exactly {references['exact_match']!r}", success=ok))
+            match = exact_answer(answer, str(references["exact_match"]))
+            checks.append(FactVerdict(fact=f"answer is exactly {references['exact_match']!r}", success=match.ok,
+                                      rationale=match.reason))
+        ordered = order_asked(question)
         for item in references.get("must_include") or []:
-            ok = normalise(str(item)) in normalise(answer)
-            checks.append(FactVerdict(fact=f"answer includes {item!r}", success=ok))
+            match = match_answer(answer, str(item), allowed=expected, ordered=ordered)
+            checks.append(FactVerdict(fact=f"answer includes {item!r}", success=match.ok, rationale=match.reason))
         if fuzzy == "N/A":
-            ok = bool(UNACHIEVABLE.search(answer))
-            checks.append(FactVerdict(fact="answer says the task cannot be done", success=ok))
+            match = match_answer(answer, "N/A", kind="na")
+            checks.append(FactVerdict(fact="answer says the task cannot be done", success=match.ok,
+                                      rationale=match.reason))
         elif fuzzy:
             for item in fuzzy:
-                verdict = equivalent(question, str(item), answer) if equivalent else None
-                ok = verdict if verdict is not None else text_matches(answer, str(item))[0]
-                checks.append(FactVerdict(fact=f"answer means {item!r}", success=ok,
-                                          rationale="LLM equivalence" if verdict is not None else "text match"))
+                ok, why = _judged(question, str(item), answer, equivalent, expected)
+                checks.append(FactVerdict(fact=f"answer means {item!r}", success=ok, rationale=why))
     if "url_match" in types:
         ok, why = _url_matches(final_url, str(evaluation.get("reference_url") or ""))
         checks.append(FactVerdict(fact=f"final URL is {evaluation.get('reference_url')}", success=ok, rationale=why))
@@ -132,7 +118,6 @@ def reference_verdict(question: str, answer: str | None, final_url: str | None, 
     if reason:
         ok, why = False, reason
     else:
-        verdict = equivalent(question, reference_answer, answer) if equivalent else None
-        ok, why = (verdict, "LLM equivalence") if verdict is not None else text_matches(answer, reference_answer)
+        ok, why = _judged(question, reference_answer, answer, equivalent)
     check = FactVerdict(fact=f"answer matches {reference_answer!r}", success=ok, rationale=why)
     return ReferenceVerdict("judged", ok, [check], why)

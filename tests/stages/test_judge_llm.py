@@ -281,7 +281,7 @@ def test_reference_equivalence_asks_the_llm_only_when_text_does_not_match(lake, 
     judge_iteration.fn(make_config(lake, tmp_path, server, reference_equivalence=True), iteration=0)
     rows_ = judgments(lake, "reference")
     assert rows_["r0"]["success"] and rows_["r0"]["groups"][0]["facts"][0]["rationale"] == "LLM equivalence"
-    assert rows_["r1"]["success"] and rows_["r1"]["groups"][0]["facts"][0]["rationale"] == "exact match"
+    assert rows_["r1"]["success"] and rows_["r1"]["groups"][0]["facts"][0]["rationale"] == "the answer states 'Paris'"
     assert rows_["r2"]["status"] == "not_evaluable" and not rows_["r2"]["success"]
     assert purposes(server).count("judge-equivalence") == 1
     assert set(judgments(lake)) == {"r2"}  # program_html decided nothing: the rubric judge took it

@@ -79,7 +79,7 @@ CASES = [
     Case("WebArena: the date", "When was it delivered?", "It was delivered on March 3, 2023", None, True, "",
          webarena(fuzzy_match=["March 3, 2023"])),
     Case("WebArena: two dates", "When was it delivered?", "March 3, 2023 or March 4, 2023", None, False,
-         "hedges between 3 values", webarena(fuzzy_match=["March 3, 2023"])),
+         "hedges between 2 values", webarena(fuzzy_match=["March 3, 2023"])),
     Case("WebArena: unachievable, said so", "What is the price of the moon lamp?",
          "I could not find it: no such product exists", None, True, "", webarena(fuzzy_match="N/A")),
 ]
@@ -100,7 +100,7 @@ def test_the_table_holds_twenty_adversarial_answers_of_every_kind():
         assert any(kind in case.why for case in adversarial), kind
 
 
-def test_a_hedged_answer_costs_no_llm_equivalence_call():
+def test_a_hedged_negated_or_two_candidate_answer_costs_no_llm_equivalence_call():
     asked = []
 
     def equivalent(question: str, reference: str, answer: str) -> bool:
@@ -113,6 +113,10 @@ def test_a_hedged_answer_costs_no_llm_equivalence_call():
                               equivalent)
     assert fuzzy.success is False and asked == []
     assert reference_verdict(*DAY[:1], "Sat.", None, DAY[1], None, equivalent).success and asked == ["Sat."]
+    for negated_or_two in ("Not on Saturday", "Saturday and Sunday", "K7-2290, K7-2291"):
+        reference = "K7-2291" if "K7" in negated_or_two else DAY[1]
+        assert not reference_verdict(*DAY[:1], negated_or_two, None, reference, None, equivalent).success
+    assert asked == ["Sat."]  # a negation or a second candidate is never put to the LLM
 
 
 @pytest.mark.parametrize("name", ["judge_fact", "judge_hallucination", "judge_webjudge_verdict", "judge_task_only",

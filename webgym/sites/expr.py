@@ -21,7 +21,9 @@ Expressions (a literal, or an object with one operator key):
     {view: NAME, pages: true}            the view's page numbers, 1..n
 
 Conditions: one left side (var, param, page, answer or expr), an op and usually a value.
-Text compares without case or repeated spaces; collections compare as multisets.
+Text compares without case or repeated spaces; collections compare as multisets. The exact verifier
+decides eq, contains, number_eq and contains_all on the answer with the type-aware matcher of
+webgym/answers.py instead, so "K7-22910" does not contain K7-2291 there.
 """
 
 from __future__ import annotations

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
+from tests.webgym.answer_cases import CASES, REJECTED_CLASSES, AnswerCase, error_rates
 from webgym.sites.machine import Step
+from webgym.sites.tasks import reference_answer
 from webgym.sites.verify import verify
 
 
@@ -106,3 +108,50 @@ def test_unusable_inputs_are_not_evaluable_and_never_a_success(mini):
     broken.groups[1].checks = ['{"var": "nobody", "op": "eq", "value": 1}']
     result = verify(broken, final_snapshot(mini, "buy-cheap-mug"), "Done.")
     assert result.groups[1].facts[0].success is None and "unknown variable 'nobody'" in result.groups[1].facts[0].rationale
+
+
+def answer_rubric(*checks: dict) -> dict:
+    return {"groups": [{"description": "answer", "facts": [f"fact {i}" for i in range(len(checks))],
+                        "checks": [json.dumps({"answer": True, **check}) for check in checks]}]}
+
+
+def verified(case: AnswerCase) -> bool:
+    """The case as a synthetic site asks it: number_eq for a plain number, contains otherwise."""
+    try:
+        check = {"op": "number_eq", "value": float(case.reference)}
+    except ValueError:
+        check = {"op": "contains", "value": case.reference}
+    return verify(answer_rubric(check), {"state": {}, "page": "p"}, case.answer).success
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.kind}: {c.reference} <- {c.answer!r}" for c in CASES])
+def test_every_case_of_the_answer_table_gets_its_verdict(case):
+    assert verified(case) is case.success
+
+
+def test_the_answer_table_has_no_false_accept_on_rejected_classes_and_no_false_reject():
+    false_accepts, false_rejects = error_rates(verified)
+    assert false_accepts == dict.fromkeys(REJECTED_CLASSES, 0)
+    assert false_rejects <= 0.03
+
+
+def test_a_goal_asking_two_values_is_answered_with_both():
+    rubric = answer_rubric({"op": "number_eq", "value": 7}, {"op": "contains", "value": "Saturday"})
+    assert verify(rubric, {"state": {}, "page": "p"}, "7; Saturday").success
+    assert not verify(rubric, {"state": {}, "page": "p"}, "7, 8; Saturday").success
+    assert verify(answer_rubric({"op": "contains_all", "value": ["apple", "banana"]}), {"state": {}}, "banana, apple").success
+
+
+def test_every_shipped_answer_goal_passes_with_the_oracle_answer_and_fails_negated(shipped):
+    asked = 0
+    for site in shipped.values():
+        for goal in site.spec.goals:
+            rubric = site.rubric(goal.id)
+            answer = reference_answer(rubric)
+            if answer is None:
+                continue
+            asked += 1
+            snapshot = final_snapshot(site, goal.id)
+            assert verify(rubric, snapshot, answer).success, (site.name, goal.id, answer)
+            assert not verify(rubric, snapshot, f"not {answer}").success, (site.name, goal.id, answer)
+    assert asked >= 50
