@@ -80,6 +80,34 @@ def test_sql_error_and_missing_lake_are_clear(lake, tmp_path):
     assert missing.exit_code == 2 and "no lake at" in missing.output
 
 
+def test_sql_prints_stored_text_and_column_names_literally(lake):
+    """Text from models and pages sits in the lake ("[/INST]"): it is data, not Rich markup."""
+    texts = ["[/x]", "[bold]x[/bold] [link=http://a.test/]click[/link]", ":smile: [/INST]"]
+    lake.write_table("tasks", tasks_frame().assign(text=texts))
+    for output in ("table", "csv", "json"):
+        result = _webgym(lake, "sql", 'SELECT text AS "[red]the text[/red]" FROM tasks ORDER BY task_id',
+                         "--format", output)
+        assert result.exit_code == 0, result.output
+        assert "[red]the text[/red]" in result.output, result.output
+        assert all(text in result.output for text in texts), result.output
+    failed = _webgym(lake, "sql", "SELECT '[/x]'::INT")
+    assert failed.exit_code == 1 and "SQL error" in failed.output and "'[/x]'" in failed.output
+
+
+def test_sql_on_an_empty_data_folder_creates_nothing(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    result = runner.invoke(app, ["--data-dir", str(data), "sql", "SELECT count(*) AS n FROM tasks", "--format", "csv"])
+    assert result.exit_code == 0 and result.output.split() == ["n", "0"], result.output
+    assert _webgym(Lake(str(data)), "sql", "SELECT * FROM tasks_by_source").exit_code == 0
+    assert list(data.iterdir()) == []
+
+
+def test_an_error_naming_a_path_with_brackets_is_printed_whole(tmp_path):
+    result = runner.invoke(app, ["--config", str(tmp_path / "[/x]" / "[bold]p.yaml"), "sql", "SELECT 1"])
+    assert result.exit_code == 2 and "[/x]/[bold]p.yaml not found" in result.output, result.output
+
+
 def test_quality_exits_1_and_names_the_row(lake):
     lake.write_table("tasks", tasks_frame())
     lake.write_table("trajectories", trajectories_frame())
