@@ -108,6 +108,16 @@ def test_an_error_naming_a_path_with_brackets_is_printed_whole(tmp_path):
     assert result.exit_code == 2 and "[/x]/[bold]p.yaml not found" in result.output, result.output
 
 
+@pytest.mark.parametrize("make", [lambda path: path.mkdir(), lambda path: path.write_text("")],
+                         ids=["directory", "empty file"])
+def test_a_directory_or_empty_profile_gets_one_line_naming_it(tmp_path, make):
+    make(tmp_path / "profile.yaml")
+    result = runner.invoke(app, ["--config", str(tmp_path / "profile.yaml"), "sql", "SELECT 1"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert len(result.output.strip().splitlines()) == 1 and f"config file {tmp_path / 'profile.yaml'} is" \
+        in result.output, result.output
+
+
 def test_quality_exits_1_and_names_the_row(lake):
     lake.write_table("tasks", tasks_frame())
     lake.write_table("trajectories", trajectories_frame())
