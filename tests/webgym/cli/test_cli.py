@@ -103,6 +103,15 @@ def test_sql_on_an_empty_data_folder_creates_nothing(tmp_path):
     assert list(data.iterdir()) == []
 
 
+def test_sql_on_a_table_without_its_schema_file_reads_its_parts_and_writes_nothing(lake):
+    lake.write_table("tasks", tasks_frame())
+    (Path(lake.root) / "tasks" / "_schema.parquet").unlink()
+    before = sorted(Path(lake.root).rglob("*"))
+    result = _webgym(lake, "sql", "SELECT count(*) AS n, count(text) AS texts FROM tasks", "--format", "csv")
+    assert result.exit_code == 0 and result.output.split() == ["n,texts", "3,3"], result.output
+    assert sorted(Path(lake.root).rglob("*")) == before
+
+
 def test_an_error_naming_a_path_with_brackets_is_printed_whole(tmp_path):
     result = runner.invoke(app, ["--config", str(tmp_path / "[/x]" / "[bold]p.yaml"), "sql", "SELECT 1"])
     assert result.exit_code == 2 and "[/x]/[bold]p.yaml not found" in result.output, result.output
