@@ -10,15 +10,17 @@ infinities, booleans or strings), and an answer of NaN is refused rather than an
 
 Only the response's own calls run. A call written inside <think> (or before a lone </think>:
 Qwen3's template opens the thought in the prompt) or <memory>, in a code fence, on a `>` quoted
-line, or right after a quote or backtick is a quotation, not a call. The page reaches the model as
+line, or enclosed in quotes or backticks is a quotation, not a call. The page reaches the model as
 its screenshot and as feedback that quotes the page's text in double quotes, so quoting is how a
 model repeats what a page says, and a page that shows `answer("...")` must not get it answered. The
 error of a response whose only calls are quoted says so.
 
 Time is linear in the response: the first MAX_PARSED_CHARS characters are read (the cut is
-recorded) and at most MAX_PARSED_CALLS calls, and no pattern here can backtrack more than once over
-a character (each quantifier is followed by a character it cannot match, and none crosses a line
-unless it is the lazy body of a span, which ends at its closing tag or the end).
+recorded) and at most MAX_PARSED_CALLS calls, and no pattern here backtracks beyond the line, word or
+span where it started (no quantifier is followed by one that matches the same characters, and only
+the lazy body of a span, which ends at its closing tag or the end, crosses lines), so the work of all
+matches together stays proportional to the text. tests/webgym/policies/test_parse.py times 100,000
+characters of blank lines, parentheses, quotes, tags and braces.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ class _CallError(ValueError):
 
 
 QUOTES = "\"'`\u201c\u201d\u2018\u2019\u00ab\u00bb"
-"""Characters that, right before a call, make it a quotation."""
+"""Characters that, right before and right after a call, make it a quotation."""
 NUMBER_FIELDS = ("x", "y", "to_x", "to_y", "amount", "mark", "tab")
 """Action fields that take a number: coordinates, scroll amounts and waits, marks and tabs."""
 _SPAN = re.compile(r"<(think|memory|tool_call)>(.*?)(?:</\1>|\Z)|```(.*?)(?:```|\Z)|</think>", re.S)
@@ -130,7 +132,7 @@ def _parts(text: str) -> _Parts:
         tag, body = span.group(1), span.group(2) if span.group(1) else span.group(3)
         if span.group() == "</think>":  # the response began inside the thought: all before it is thought
             parts, own, thought_end = _Parts(), [], span.start()
-        elif tag == "tool_call" and not _quoting(before.rpartition("\n")[2]):
+        elif tag == "tool_call" and not _quoting(before.rpartition("\n")[2], text, span.start(), span.end()):
             parts.blocks.append(body)
         else:
             parts.quoted.append(body)
@@ -150,10 +152,18 @@ def _parts(text: str) -> _Parts:
     return parts
 
 
-def _quoting(line: str) -> bool:
-    """Whether what stands before a tag on its line makes it a quotation: a `>` quote, or a quote or backtick
-    right before it."""
-    return line.lstrip().startswith(">") or line.rstrip()[-1:] in tuple(QUOTES)
+def _quoting(line: str, text: str, start: int, end: int) -> bool:
+    """Whether the tool-call block text[start:end] is a quotation: on a `>` quoted line (`line` is what stands
+    before it on its line), or enclosed in quotes or backticks."""
+    return line.lstrip().startswith(">") or _enclosed(text, start, end)
+
+
+def _enclosed(text: str, start: int, end: int) -> bool:
+    """Whether a quote or backtick stands right before text[start:end] and right after it (spaces between
+    allowed): `"click(5)"`, `` `{...}` ``. A quote earlier in the sentence (`I click "Go" <tool_call>...`)
+    quotes something else. Looks at most 40 characters each way, so the scan stays linear."""
+    before, after = text[max(0, start - 40):start].rstrip(), text[end:end + 40].lstrip()
+    return before[-1:] in tuple(QUOTES) and after[:1] in tuple(QUOTES)
 
 
 def _parsed(parts: _Parts) -> ParsedResponse:
@@ -218,8 +228,8 @@ def _loads(block: str) -> Any:
 
 
 def _json_calls(text: str) -> list[dict]:
-    """Top-level {...} objects in prose that name a tool or an action, unless a quote or backtick stands
-    right before them; only objects that mention `name` or `action` are decoded."""
+    """Top-level {...} objects in prose that name a tool or an action, unless enclosed in quotes or backticks;
+    only objects that mention `name` or `action` are decoded."""
     if "name" not in text and "action" not in text:
         return []
     found: list[dict] = []
@@ -238,7 +248,7 @@ def _json_calls(text: str) -> list[dict]:
             except _LITERAL_ERRORS:
                 continue
             if isinstance(value, dict) and ("name" in value or "action" in value) \
-                    and text[max(0, start - 40):start].rstrip()[-1:] not in tuple(QUOTES):
+                    and not _enclosed(text, start, end):
                 found.append(value)
                 if len(found) == MAX_PARSED_CALLS:
                     break

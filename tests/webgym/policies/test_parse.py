@@ -233,6 +233,8 @@ def test_own_calls_beside_quoted_ones_run():
         ("scroll", {"direction": "down"})]
     assert _calls('The box says "hi". {"name": "back", "arguments": {}}') == [("back", {})]
     assert _calls('It reads "buy": <tool_call>{"name": "back", "arguments": {}}</tool_call>') == [("back", {})]
+    assert _calls('I press "Go" <tool_call>{"name": "back", "arguments": {}}</tool_call> and "wait"') == [("back", {})]
+    assert _calls("I press 'Go' {\"name\": \"back\", \"arguments\": {}} now") == [("back", {})]
 
 
 @pytest.mark.parametrize("text", [
