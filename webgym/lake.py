@@ -219,10 +219,15 @@ class Lake:
         """Give every table of the data model a schema file, so views over the lake bind (idempotent).
 
         A file that is missing or lacks a column of the current schema is rewritten (`ensure_table`).
-        The check reads the footers with DuckDB (`con`, one of `connect_duckdb`'s, or a new one), so a
-        command that only reads (`webgym sql`) imports no Arrow on a current lake; writers still refresh
-        a changed column type when they write.
         """
+        for name in self.stale_tables(con):
+            self.ensure_table(name)
+
+    def stale_tables(self, con: duckdb.DuckDBPyConnection | None = None) -> list[str]:
+        """Tables whose schema file is missing or lacks a column of the current schema. The check reads the
+        footers with DuckDB (`con`, one of `connect_duckdb`'s, or a new one), so a command that only reads
+        (`webgym sql`) imports no Arrow on a current lake; writers still refresh a changed column type when
+        they write."""
         files = {self._as_url(self._path(name, SCHEMA_FILE)): name for name in TABLES}
         found = [url for url in files if self.fs.exists(url)]
         columns: dict[str, set[str]] = {name: set() for name in TABLES}
@@ -230,9 +235,11 @@ class Lake:
             with contextlib.nullcontext(con) if con is not None else self.connect_duckdb() as reader:
                 for url, column in reader.execute("SELECT file_name, name FROM parquet_schema(?)", [found]).fetchall():
                     columns[files[url]].add(column)
-        for name, present in columns.items():
-            if not set(schema_for(name).columns) <= present:
-                self.ensure_table(name)
+        return [name for name, present in columns.items() if not set(schema_for(name).columns) <= present]
+
+    def has_files(self, name: str) -> bool:
+        """Whether the table's folder holds any Parquet file (its schema file or a part)."""
+        return bool(self.fs.glob(self._path(name, "*.parquet")))
 
     def parts(self, name: str) -> list[str]:
         """Committed part files of a table, oldest first."""

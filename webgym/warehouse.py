@@ -8,13 +8,14 @@ rebuild. `connect` gives an in-memory database (never blocked by a writer, never
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 
-from schemas import TABLES
+from schemas import TABLES, schema_for
 from schemas.values import DIFFICULTY_BANDS
 from webgym.config import JudgeConfig
 from webgym.lake import Lake
@@ -198,24 +199,41 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
 }
 
 
-def view_statements(lake: Lake, judge: JudgeConfig | None = None) -> list[str]:
+STAND_IN = "_empty_"
+"""Prefix of the empty tables a read-only connection registers for tables whose schema file is missing or stale."""
+
+
+def view_statements(lake: Lake, judge: JudgeConfig | None = None, stand_ins: Collection[str] = ()) -> list[str]:
     """CREATE VIEW statements for every table, the verdicts view (by the profile's `judge` block: its
-    priority and fallback_on_error) and the statistics views."""
-    statements = [
-        f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
-        f"read_parquet('{lake.url(name)}/*.parquet', union_by_name=true)"
-        for name in TABLES]
+    priority and fallback_on_error) and the statistics views. A table of `stand_ins` also shows its empty
+    stand-in (`_empty_<name>`, registered on the connection), so its view has every column although its
+    files lack some or are not there."""
+    statements = [f"CREATE OR REPLACE VIEW {name} AS {_table_sql(lake, name, name in stand_ins)}" for name in TABLES]
     statements += [macro.strip() for macro in WILSON_SQL.split(";")]
     statements.append(f"CREATE OR REPLACE VIEW verdicts AS {verdicts_sql(judge)}")
     statements += [f"CREATE OR REPLACE VIEW {name} AS {sql}" for name, (_, sql) in STATS_VIEWS.items()]
     return statements
 
 
-def connect(lake: Lake, judge: JudgeConfig | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with every view over the lake."""
+def _table_sql(lake: Lake, name: str, stand_in: bool) -> str:
+    files = f"SELECT * FROM read_parquet('{lake.url(name)}/*.parquet', union_by_name=true)"
+    if not stand_in:
+        return files
+    empty = f"SELECT * FROM {STAND_IN}{name}"
+    return f"{files} UNION ALL BY NAME {empty}" if lake.has_files(name) else empty
+
+
+def connect(lake: Lake, judge: JudgeConfig | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with every view over the lake. Tables without a current schema file get one
+    (`Lake.init`); `read_only` writes nothing and stands an empty table of the schema in for them instead."""
     con = lake.connect_duckdb()
-    lake.init(con)
-    con.execute(";\n".join(view_statements(lake, judge)))  # one call: DuckDB binds them back to back
+    stand_ins = lake.stale_tables(con) if read_only else []
+    if read_only:
+        for name in stand_ins:
+            con.register(f"{STAND_IN}{name}", schema_for(name).arrow.empty_table())
+    else:
+        lake.init(con)
+    con.execute(";\n".join(view_statements(lake, judge, stand_ins)))  # one call: DuckDB binds them back to back
     return con
 
 
@@ -250,7 +268,7 @@ def read_only_query(lake: Lake, sql: str, judge: JudgeConfig | None = None) -> R
     if kind != duckdb.StatementType.SELECT:
         raise ReadOnlyError(f"{kind.name} statements are refused: the lake is read-only here; run a SELECT "
                             "(writing commands such as `webgym lake compact` change the lake safely)")
-    with connect(lake, judge) as con:
+    with connect(lake, judge, read_only=True) as con:
         if lake.is_local:
             folder = lake.url().rstrip("/") + "/"
             con.execute(f"SET allowed_directories = ['{folder.replace(chr(39), chr(39) * 2)}']")

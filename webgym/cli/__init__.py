@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from rich.markup import escape
 
 from webgym.cli.common import err_console
 from webgym.cli.evaluate import evaluate_command
@@ -90,7 +91,7 @@ def main(
     try:
         state.update(config=load_config(config_path, data_dir), config_path=config_path)
     except ConfigError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     if ctx.invoked_subcommand in WRITING_COMMANDS and "--help" not in sys.argv:  # help writes nothing
         _hold_writer_lock(ctx, ctx.invoked_subcommand)
@@ -107,7 +108,7 @@ def _hold_writer_lock(ctx: typer.Context, command: str) -> None:
     try:
         ctx.with_resource(Lake(ctx.obj["config"].lake.data_dir).writing(command))
     except LakeBusy as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(75) from None
 
 
@@ -145,11 +146,11 @@ def _run_app() -> None:
     try:
         app(obj=state)
     except ConfigError as error:
-        err_console.print(f"[red]{error}[/red]" + (f" (profile in use: {state['profile']})" if "profile" in state
-                                                   else ""))
+        err_console.print(f"[red]{escape(str(error))}[/red]" + (f" (profile in use: {escape(state['profile'])})"
+                                                                if "profile" in state else ""))
         sys.exit(2)
     except SchemaError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         sys.exit(2)
 
 

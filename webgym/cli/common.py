@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from webgym.config import Config
 
@@ -63,7 +65,7 @@ def lake_of(ctx: typer.Context, must_exist: bool = False) -> Lake:
 
     lake = Lake(config_of(ctx).lake.data_dir)
     if must_exist and not lake.fs.exists(lake.url()):
-        err_console.print(f"[red]no lake at {lake.root}[/red]: run `webgym init` or the main job first, "
+        err_console.print(f"[red]no lake at {escape(str(lake.root))}[/red]: run `webgym init` or the main job first, "
                           "or pass --data-dir")
         raise typer.Exit(2)
     return lake
@@ -71,7 +73,8 @@ def lake_of(ctx: typer.Context, must_exist: bool = False) -> Lake:
 
 def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], output: OutputFormat) -> None:
     """Rows of plain Python values (as DuckDB returns them) as a table, CSV or JSON records on stdout:
-    no pandas, so `webgym sql` starts fast. None prints as an empty cell, CSV field or null."""
+    no pandas, so `webgym sql` starts fast. None prints as an empty cell, CSV field or null. Names and values
+    are shown as they are: stored text from models and pages ("[/INST]", "[bold]") is not Rich markup."""
     if output is OutputFormat.csv:
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
@@ -80,9 +83,11 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], output: Ou
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         sys.stdout.write(json.dumps(records, default=_json_value, ensure_ascii=False) + "\n")
     else:
-        table = Table(*[str(c) for c in columns], show_lines=False)
+        table = Table(show_lines=False)
+        for column in columns:
+            table.add_column(Text(str(column)))
         for row in rows:
-            table.add_row(*["" if v is None else str(v) for v in row])
+            table.add_row(*[Text("" if v is None else str(v)) for v in row])
         console.print(table)
         console.print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})", style="dim")
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from webgym.cli.common import config_of, config_path_of, console
 
@@ -16,7 +18,7 @@ def _table(title: str, rows: list[dict], column: str) -> Table:
     for name in (column, "episodes", "successes", "success", "95% interval"):
         table.add_column(name, justify="left" if name == column else "right")
     for row in rows:
-        table.add_row(str(row[column]), str(row["episodes"]), str(row["successes"]), f"{row['success_rate']:.1%}",
+        table.add_row(Text(str(row[column])), str(row["episodes"]), str(row["successes"]), f"{row['success_rate']:.1%}",
                       f"{row['ci_low']:.1%} - {row['ci_high']:.1%}")
     return table
 
@@ -43,7 +45,7 @@ def evaluate_command(
     report = evaluate(checkpoint=checkpoint, iteration=iteration, size=size, split=split,
                       config_path=config_path_of(ctx), data_dir=config_of(ctx).lake.data_dir)
     low, high = report.interval
-    console.print(f"evaluated {', '.join(report.policy_versions) or 'nothing'} at iteration {report.iteration} "
+    console.print(f"evaluated {escape(', '.join(report.policy_versions)) or 'nothing'} at iteration {report.iteration} "
                   f"(evaluation {report.evaluation}): {report.episodes} episodes, success {report.success_rate:.1%} "
                   f"(95% interval {low:.1%} - {high:.1%})")
     console.print(_table("by held-out kind (family: unseen site family; site: unseen site)", report.by_held_out,

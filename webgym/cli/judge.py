@@ -41,7 +41,7 @@ def run(
         raise typer.Exit(2) from None
     console.print(f"iteration {summary.iteration}: {summary.trajectories} trajectories")
     for (name, outcome), count in sorted(summary.outcomes.items()):
-        console.print(f"  {name}: {count} {outcome}")
+        console.print(f"  {escape(name)}: {count} {escape(outcome)}")
     if not summary.outcomes:
         console.print("  nothing new to judge")
     for name, why in summary.skipped.items():
@@ -49,7 +49,7 @@ def run(
     for problem in summary.problems:
         console.print(f"  [yellow]not judged[/yellow]: {escape(problem)}")
     console.print(f"  {summary.blocked} judgment(s) flagged blocked; {summary.llm}")
-    console.print(f"  websites blocklisted now: {', '.join(summary.listed) or 'none'}")
+    console.print(f"  websites blocklisted now: {escape(', '.join(summary.listed)) or 'none'}")
     console.print("  judgments and blocklist passed their data-quality suites")
 
 
@@ -83,7 +83,7 @@ def unblock(
     except KeyError as error:
         err_console.print(f"[red]{escape(error.args[0])}; `webgym judge blocklist` lists them[/red]")
         raise typer.Exit(2) from None
-    console.print(f"cleared from the blocklist: {', '.join(websites)}")
+    console.print(f"cleared from the blocklist: {escape(', '.join(websites))}")
 
 
 @judge_app.command("agreement")

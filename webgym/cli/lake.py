@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from webgym.cli.common import config_of, console, err_console, lake_of
 from webgym.config import warehouse_path
@@ -24,10 +25,10 @@ def quality(
     try:
         violations = dq.validate(lake, tables)
     except SchemaError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     for violation in violations:
-        console.print(f"[red]FAIL[/red] {violation}")
+        console.print(f"[red]FAIL[/red] {escape(str(violation))}")
     if violations:
         console.print(f"[red]{len(violations)} violation(s)[/red]")
         raise typer.Exit(1)
@@ -42,7 +43,7 @@ def init(ctx: typer.Context) -> None:
     lake.init()
     config = config_of(ctx)
     path = warehouse.build(lake, warehouse_path(config), config.judge)
-    console.print(f"lake ready at {lake.root}; warehouse at {path}")
+    console.print(f"lake ready at {escape(str(lake.root))}; warehouse at {escape(str(path))}")
 
 
 @lake_app.command("compact")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from webgym.cli.common import console, err_console
 
@@ -22,7 +23,7 @@ def _write(path: Path, family: str, seed: int, size: str) -> None:
     try:
         written = write_tiny_checkpoint(path, family, seed, size=size)
     except CheckpointError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     console.print(f"{size} {family} checkpoint written to {written}")
 
@@ -54,7 +55,7 @@ def check(path: Annotated[Path, typer.Argument(help="Checkpoint directory.")]) -
     try:
         vlm = load_vlm(path, device="cpu")
     except CheckpointError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(1) from None
     parameters = sum(p.numel() for p in vlm.model.parameters())
     image = vlm.processor.image_processor

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from webgym.cli.common import config_of, config_path_of, console, err_console, exit_on_sigterm
 from webgym.config import ConfigError, served_name
@@ -43,12 +44,12 @@ def serve_command(
     try:
         vlm = load_vlm(checkpoint, device, dtype)
     except CheckpointError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     try:
         sock = bind(host, port)
     except OSError as error:
-        err_console.print(f"[red]cannot listen on {host}:{port}: {error}[/red]")
+        err_console.print(f"[red]cannot listen on {host}:{port}: {escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     bound = sock.getsockname()[1]
     # Printed (and flushed) before serving: a caller that asked for port 0 reads the address from here.
@@ -124,7 +125,7 @@ def server_command(
     try:
         specs = load_specs(deployments)
     except ConfigError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     config_path = config_path_of(ctx)
     defaults = {"data_dir": config_of(ctx).lake.data_dir,
@@ -144,7 +145,7 @@ def server_command(
     try:
         _serve(specs, defaults, port, home, poll_seconds)
     except ServerStartError as error:  # its log says why, e.g. the port is taken
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(1) from None
 
 
@@ -175,7 +176,7 @@ def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, hom
             try:
                 served = served_deployments(specs, defaults)
             except ConfigError as error:
-                err_console.print(f"[red]{error}[/red]")
+                err_console.print(f"[red]{escape(str(error))}[/red]")
                 raise typer.Exit(2) from None
             console.print(f"Prefect UI: http://{HOST}:{port}   API: {api_url}   log: {home / 'server.log'}",
                           soft_wrap=True, highlight=False)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from schemas.values import HORIZONS, difficulty_band
 from webgym.cli.common import config_of, err_console
@@ -35,7 +36,7 @@ def _world(ctx: typer.Context) -> World:
     try:
         return world_of(_settings(ctx))
     except SpecError as error:
-        err_console.print(f"[red]invalid site family[/red]\n{error}")
+        err_console.print(f"[red]invalid site family[/red]\n{escape(str(error))}")
         raise typer.Exit(2) from None
 
 
@@ -51,7 +52,7 @@ def _sites(ctx: typer.Context, names: list[str] | None = None, everything: bool 
     try:
         known = load_sites(settings.specs_dir, None, settings.max_states, settings.cache_dir)
     except SpecError as error:
-        err_console.print(f"[red]invalid site spec[/red]\n{error}")
+        err_console.print(f"[red]invalid site spec[/red]\n{escape(str(error))}")
         raise typer.Exit(2) from None
     if any(name not in known for name in names or []) and settings.world.instances:
         known = {**_world(ctx).sites, **known}
@@ -74,7 +75,7 @@ def list_sites(ctx: typer.Context) -> None:
     try:
         held_out = held_out_sites(world.table(), config.taskset.split)
     except ValueError as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
     for name, site in sorted(world.sites.items(), key=lambda item: (world.family(item[0]), item[0])):
         bands = [site.band(goal.id) for goal in site.spec.goals]
@@ -116,7 +117,7 @@ def paths(
             try:
                 plan = loaded.oracle_path(goal.id, groups)
             except (SpecError, SearchLimit) as error:
-                console.print(f"[red]{goal.id}: {error}[/red]")
+                console.print(f"[red]{goal.id}: {escape(str(error))}[/red]")
                 raise typer.Exit(1) from None
             label = goal.id if groups is None else f"{goal.id} groups {list(groups)}"
             band = difficulty_band(facts)
@@ -151,7 +152,7 @@ def verify(
         try:
             site.validate()
         except (SpecError, SearchLimit) as error:
-            err_console.print(f"[red]{error}[/red]")
+            err_console.print(f"[red]{escape(str(error))}[/red]")
             raise typer.Exit(1) from None
     found = time.monotonic()
     results = verify_sites(list(loaded.values()), concurrency=concurrency or settings.replay_concurrency,
@@ -200,7 +201,7 @@ def export(
         else:
             count = export_tasks(loaded, path)
     except (SpecError, SearchLimit, ConfigError) as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(1) from None
     console.print(f"wrote {count} task(s) to {path}")
 
@@ -251,7 +252,7 @@ def write(
             written = write_family(llm, description, directory=config.sites.world.families_dir, attempts=attempts,
                                    max_states=config.sites.max_states, replay_goals=replay_goals)
     except (FamilyNotWritten, ConfigError) as error:
-        err_console.print(f"[red]{error}[/red]")
+        err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(1) from None
     for answer, problems in enumerate(written.rejected, start=1):
         console.print(f"answer {answer} rejected: " + "; ".join(problems), highlight=False)

@@ -39,12 +39,12 @@ def train_command(
                    config_path=config_path_of(ctx), data_dir=config.lake.data_dir)
     state = "already trained" if report.resumed else "trained"
     console.print(f"iteration {report.iteration} ({report.objective}): {report.accepted_steps} accepted steps, "
-                  f"{state} {report.checkpoint_id} at {report.path}")
+                  f"{state} {report.checkpoint_id} at {escape(str(report.path))}")
     console.print("  " + ", ".join(f"{k}={v:.4g}" for k, v in report.metrics.items()))
     if report.groups_missing:
         console.print(f"  [yellow]grpo: {report.groups_missing} effective group(s) missing[/yellow]: roll out more")
     for problem in report.problems[:10]:
-        console.print(f"  [yellow]skipped[/yellow] {problem}", soft_wrap=True)
+        console.print(f"  [yellow]skipped[/yellow] {escape(problem)}", soft_wrap=True)
 
 
 def export_samples_command(

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from rich.markup import escape
+
 from webgym.cli.common import OutputFormat, config_of, console, err_console, lake_of, print_frame, print_rows
 from webgym.config import warehouse_path
 
@@ -34,10 +36,10 @@ def sql(
     try:
         result = warehouse.read_only_query(lake_of(ctx, must_exist=True), query, config_of(ctx).judge)
     except warehouse.ReadOnlyError as error:
-        err_console.print(f"[red]refused:[/red] {error}")
+        err_console.print(f"[red]refused:[/red] {escape(str(error))}")
         raise typer.Exit(2) from None
     except duckdb.Error as error:
-        err_console.print(f"[red]SQL error:[/red] {error}")
+        err_console.print(f"[red]SQL error:[/red] {escape(str(error))}")
         raise typer.Exit(1) from None
     print_rows(result.columns, result.rows, output)
 
@@ -50,7 +52,7 @@ def warehouse_build(ctx: typer.Context) -> None:
 
     config = config_of(ctx)
     path = warehouse.build(lake_of(ctx), warehouse_path(config), config.judge)
-    console.print(f"warehouse written to {path}")
+    console.print(f"warehouse written to {escape(str(path))}")
 
 
 def report(

@@ -85,11 +85,19 @@ def _read_profile(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     """A profile's YAML; `extends: other.yaml` (beside it) starts from that profile and changes only what
     this one sets."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config file {path} not found; pass --config {DEFAULT_PROFILE}") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path} is a directory; pass a profile file, e.g. --config "
+                          f"{DEFAULT_PROFILE}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"config file {path} cannot be read: {error}") from None
     except yaml.YAMLError as error:
         raise ConfigError(f"config file {path} is not valid YAML: {error}") from None
+    if raw is None:  # a run on every default by mistake would look like a run on this profile
+        raise ConfigError(f"config file {path} is empty; a profile sets at least `profile: <name>` "
+                          f"(see {DEFAULT_PROFILE})")
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path}: a profile is a mapping of sections, not {type(raw).__name__}")
     parent = raw.pop("extends", None)

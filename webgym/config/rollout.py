@@ -65,7 +65,8 @@ class RolloutConfig(Section):
                                       "parse_error says so (it counts towards max_parse_errors).")
     max_response_chars: int = Field(
         default=32_000, ge=100, description="Characters of a response (and its memory) stored and kept in the context; "
-                                            "a longer one is cut and the step's parse_error says so.")
+                                            "a longer one is cut and the step's parse_error says so. The parser "
+                                            "reads at most the first 32,000 whatever this is, so parsing stays fast.")
     episode_timeout_s: float = Field(default=900.0, gt=0, description="Wall-time limit of one episode.")
     straggler_fraction: float = Field(
         default=1.0, gt=0, le=1, description="End the iteration once this fraction of episodes is done; the rest are cut.")

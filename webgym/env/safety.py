@@ -7,7 +7,8 @@ except the configured synthetic-site hosts and allowed hosts. `address_refusal` 
 name resolved to. They are enforced at four points, because each alone has a gap:
 - tools check URLs before they navigate (the agent reads why);
 - `guard_context`'s route handler vets every request a page makes and records probes of the site
-  server's harness endpoints (the server itself answers them with a plain 404). Where only the
+  server's harness endpoints in any spelling (`//__webgym/...`, percent-encoded), and of redirect
+  hops to them (the server itself answers them with a plain 404). Where only the
   synthetic sites may be reached (`UrlPolicy.sites_only`, the offline default) nothing is left for
   it to stop: the resolver rules send the site hosts to the site server and everything else to the
   egress proxy, which refuses it. There a request listener only records, so no request waits on a
@@ -31,7 +32,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import BrowserContext, Frame, Request, Route
 
 from webgym.env.urls import Address, BadUrl, BrowserUrl, read_url
-from webgym.sites.server import HARNESS_PATH
+from webgym.sites.server import is_harness_path
 
 log = logging.getLogger(__name__)
 
@@ -156,9 +157,12 @@ class Violations:
 async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: Violations) -> None:
     """Install the request guard, the WebRTC refusal and the navigation monitor on a context."""
 
-    def probe(url: str) -> None:
-        if policy.is_site(url) and urlsplit(url).path.startswith(HARNESS_PATH):
-            violations.add(url, "the site server's harness endpoints are not for agents")
+    def probe(url: str, hop: Request | None = None) -> None:
+        """Record a request for the site server's harness endpoints (any spelling), naming the URL a
+        redirect `hop` came from."""
+        if policy.is_site(url) and is_harness_path(urlsplit(url).path):
+            reason = "the site server's harness endpoints are not for agents"
+            violations.add(url, f"redirect from {hop.url}: {reason}" if hop else reason)
 
     async def handle(route: Route) -> None:
         url = route.request.url
@@ -175,16 +179,20 @@ async def guard_context(context: BrowserContext, policy: UrlPolicy, violations: 
         violations.add(request.url, f"redirect from {hop.url}: {reason}" if hop else reason)
 
     def redirected(request: Request) -> None:  # redirect hops never reach the route: name them here
-        reason = policy.refusal(request.url) if request.redirected_from else None
+        if request.redirected_from is None:
+            return
+        reason = policy.refusal(request.url)
         if reason:
             refused(request, reason)
+        else:
+            probe(request.url, request.redirected_from)
 
     def recorded(request: Request) -> None:  # sites only: the egress proxy refuses, this names the URL
         reason = policy.refusal(request.url)
         if reason:
             refused(request, reason)
         else:
-            probe(request.url)
+            probe(request.url, request.redirected_from)
 
     async def watch(frame: Frame) -> None:
         if frame.url.startswith(BROWSER_PAGES):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import sys
 import threading
@@ -31,7 +32,7 @@ from http import HTTPStatus
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from webgym.sites.machine import Rejected, State, Step, snapshot_hash
 from webgym.sites.render import Renderer
@@ -45,8 +46,25 @@ HARNESS_PATH = "/__webgym/"
 STATE_PATH = HARNESS_PATH + "state"
 RESET_PATH = HARNESS_PATH + "reset"
 HARNESS_HEADER = "X-WebGym-Harness"
+_SLASHES = re.compile(r"/+")
 MAX_SESSIONS = 20_000
 MAX_BODY = 64 * 1024
+
+
+def is_harness_path(path: str) -> bool:
+    """Whether a request path reaches for the harness's endpoints in any spelling: percent-encoded, with
+    doubled slashes (`//__webgym/state`) or in another letter case. The server answers every such path
+    with a 404 unless it is an endpoint asked with the secret; the agent's guard records it as a probe."""
+    plain = _SLASHES.sub("/", unquote(path)).lower()
+    return plain.startswith(HARNESS_PATH) or plain == HARNESS_PATH.rstrip("/")
+
+
+def request_path(target: str) -> str:
+    """The path of an HTTP request target. An origin-form target is a path already: urlsplit would read
+    `//__webgym/state` as a host name and a path of `/state`."""
+    if target.startswith("/"):
+        return target.partition("?")[0].partition("#")[0]
+    return urlsplit(target).path
 
 
 @dataclass
@@ -193,8 +211,8 @@ def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
             site = self._site()
             if site is None:
                 return self._unknown_host()
-            path = urlsplit(self.path).path
-            if path.startswith(HARNESS_PATH) and (path != STATE_PATH or not self._harness()):
+            path = request_path(self.path)
+            if is_harness_path(path) and (path != STATE_PATH or not self._harness()):
                 return self._not_found()
             sid, new = self._sid()
             session = server.sessions.get(site, sid)
@@ -220,8 +238,8 @@ def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
             site = self._site()
             if site is None:
                 return self._unknown_host()
-            path = urlsplit(self.path).path
-            if path.startswith(HARNESS_PATH) and (path != RESET_PATH or not self._harness()):
+            path = request_path(self.path)
+            if is_harness_path(path) and (path != RESET_PATH or not self._harness()):
                 return self._not_found()
             sid, new = self._sid()
             session = server.sessions.get(site, sid)

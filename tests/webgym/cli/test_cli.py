@@ -80,6 +80,53 @@ def test_sql_error_and_missing_lake_are_clear(lake, tmp_path):
     assert missing.exit_code == 2 and "no lake at" in missing.output
 
 
+def test_sql_prints_stored_text_and_column_names_literally(lake):
+    """Text from models and pages sits in the lake ("[/INST]"): it is data, not Rich markup."""
+    texts = ["[/x]", "[bold]x[/bold] [link=http://a.test/]click[/link]", ":smile: [/INST]"]
+    lake.write_table("tasks", tasks_frame().assign(text=texts))
+    for output in ("table", "csv", "json"):
+        result = _webgym(lake, "sql", 'SELECT text AS "[red]the text[/red]" FROM tasks ORDER BY task_id',
+                         "--format", output)
+        assert result.exit_code == 0, result.output
+        assert "[red]the text[/red]" in result.output, result.output
+        assert all(text in result.output for text in texts), result.output
+    failed = _webgym(lake, "sql", "SELECT '[/x]'::INT")
+    assert failed.exit_code == 1 and "SQL error" in failed.output and "'[/x]'" in failed.output
+
+
+def test_sql_on_an_empty_data_folder_creates_nothing(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    result = runner.invoke(app, ["--data-dir", str(data), "sql", "SELECT count(*) AS n FROM tasks", "--format", "csv"])
+    assert result.exit_code == 0 and result.output.split() == ["n", "0"], result.output
+    assert _webgym(Lake(str(data)), "sql", "SELECT * FROM tasks_by_source").exit_code == 0
+    assert list(data.iterdir()) == []
+
+
+def test_sql_on_a_table_without_its_schema_file_reads_its_parts_and_writes_nothing(lake):
+    lake.write_table("tasks", tasks_frame())
+    (Path(lake.root) / "tasks" / "_schema.parquet").unlink()
+    before = sorted(Path(lake.root).rglob("*"))
+    result = _webgym(lake, "sql", "SELECT count(*) AS n, count(text) AS texts FROM tasks", "--format", "csv")
+    assert result.exit_code == 0 and result.output.split() == ["n,texts", "3,3"], result.output
+    assert sorted(Path(lake.root).rglob("*")) == before
+
+
+def test_an_error_naming_a_path_with_brackets_is_printed_whole(tmp_path):
+    result = runner.invoke(app, ["--config", str(tmp_path / "[/x]" / "[bold]p.yaml"), "sql", "SELECT 1"])
+    assert result.exit_code == 2 and "[/x]/[bold]p.yaml not found" in result.output, result.output
+
+
+@pytest.mark.parametrize("make", [lambda path: path.mkdir(), lambda path: path.write_text("")],
+                         ids=["directory", "empty file"])
+def test_a_directory_or_empty_profile_gets_one_line_naming_it(tmp_path, make):
+    make(tmp_path / "profile.yaml")
+    result = runner.invoke(app, ["--config", str(tmp_path / "profile.yaml"), "sql", "SELECT 1"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    assert len(result.output.strip().splitlines()) == 1 and f"config file {tmp_path / 'profile.yaml'} is" \
+        in result.output, result.output
+
+
 def test_quality_exits_1_and_names_the_row(lake):
     lake.write_table("tasks", tasks_frame())
     lake.write_table("trajectories", trajectories_frame())

@@ -26,6 +26,22 @@ def test_extends_loop_and_missing_parent_are_named(tmp_path):
         load_config(tmp_path / "c.yaml")
 
 
+@pytest.mark.parametrize("content", ["", "\n", "# only a comment\n"])
+def test_an_empty_profile_is_refused_not_run_on_defaults(tmp_path, content):
+    (tmp_path / "empty.yaml").write_text(content)
+    with pytest.raises(ConfigError, match="empty.yaml is empty"):
+        load_config(tmp_path / "empty.yaml")
+
+
+def test_a_profile_path_that_is_a_directory_is_named(tmp_path):
+    (tmp_path / "profiles").mkdir()
+    with pytest.raises(ConfigError, match="profiles is a directory"):
+        load_config(tmp_path / "profiles")
+    (tmp_path / "child.yaml").write_text("extends: profiles\n")
+    with pytest.raises(ConfigError, match="profiles is a directory"):
+        load_config(tmp_path / "child.yaml")
+
+
 def test_ci_profile_is_the_local_default_made_small():
     local, ci = load_config(PROJECT_ROOT / "configs" / "local.yaml"), load_config(PROJECT_ROOT / "configs" / "ci.yaml")
     assert local.policy.kind == ci.policy.kind == "scorer" and ci.env.observation == "set_of_marks"

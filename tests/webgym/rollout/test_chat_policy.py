@@ -64,7 +64,7 @@ def test_hostile_model_output_is_capped_and_recorded_and_never_loses_the_batch(l
     tasks = [TaskSpec(name, f"Task {name}", url_of(site)) for name in ("spam", "surrogate", "deep", "overflow", "fine")]
     scroll = '<tool_call>{"name": "scroll", "arguments": {"direction": "down"}}</tool_call>'
     with ScriptedServer() as server:
-        server.add(Reply(text="x" * 1_000_000 + scroll * 50),
+        server.add(Reply(text=scroll * 50 + "x" * 1_000_000),
                    when=lambda r: "Task spam" in r.last_user_text and "Step 1 " in r.last_user_text)
         server.add(Reply(text='<tool_call>{"name": "answer", "arguments": {"text": "caf\\ud800"}}</tool_call>'),
                    contains="Task surrogate")
@@ -84,6 +84,7 @@ def test_hostile_model_output_is_capped_and_recorded_and_never_loses_the_batch(l
     assert len(spam["actions"]) == 10 and len(spam["response"]) == 5000
     assert "50 tool calls in one step; ran the first 10" in spam["parse_error"]
     assert f"response of {1_000_000 + 50 * len(scroll)} characters" in spam["parse_error"] and "kept the first 5000" in spam["parse_error"]
+    assert "parsed the first 32000" in spam["parse_error"]  # the parser read no further
     assert trajectories.loc["spam", "termination"] == "answered"
 
 

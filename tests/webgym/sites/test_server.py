@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from webgym.sites.machine import snapshot_hash
-from webgym.sites.server import HARNESS_HEADER, SiteServer
+from webgym.sites.server import HARNESS_HEADER, SiteServer, is_harness_path
 from webgym.sites.site import Site
 from webgym.sites.specfiles import parse_site
 from tests.webgym.sites.conftest import mini_spec
@@ -96,6 +96,24 @@ def test_harness_endpoints_answer_only_the_secret(served):
                 assert (response.status_code, response.text) == (404, "Not Found"), (method, path, headers)
         assert harness.get("/__webgym/state", headers=session).json()["state"]["query"] == "mug"
         assert harness.get("/__webgym/other").status_code == 404
+
+
+def _raw_get(server: SiteServer, target: str) -> bytes:
+    """The status line of a GET of `target` sent as written (an HTTP client would normalise it)."""
+    with socket.create_connection((server.host, server.port)) as raw:
+        raw.sendall(f"GET {target} HTTP/1.1\r\nHost: mini.test\r\nConnection: close\r\n\r\n".encode())
+        return raw.recv(4096).split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize("target", ["//__webgym/state", "///__webgym//state", "/%5F%5Fwebgym/state",
+                                    "/__WEBGYM/state", "/__webgym", "//__webgym/reset?x=1"])
+def test_every_spelling_of_a_harness_path_is_not_found(served, target):
+    assert is_harness_path(target.partition("?")[0])
+    assert _raw_get(served, target) == b"HTTP/1.1 404 Not Found", target
+
+
+def test_pages_are_not_harness_paths():
+    assert not any(is_harness_path(path) for path in ["/", "/search", "/__site/act", "/__webgymnastics", "/a/__webgym/"])
 
 
 def test_a_browser_dropping_its_connection_prints_nothing(served, capsys):
