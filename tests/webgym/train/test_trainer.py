@@ -157,3 +157,15 @@ def test_deepspeed_zero_on_cpu(tiny_checkpoint, tmp_path, stage, precision):
     result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config)
     _assert_trained(result, tiny_checkpoint, samples)
     assert result.metrics["train/engine_init_s"] > 0
+
+
+@pytest.mark.slow
+def test_grpo_under_deepspeed_zero2_in_bf16_on_cpu(tiny_checkpoint, tmp_path):
+    """GRPO as the GPU check's round trains it (ZeRO-2, bf16): the old policy's log-probabilities come from the
+    engine itself, so the first step's ratios are 1 (nothing clipped), and the advantages move each response."""
+    samples = [replace(s, weight=0.0) for s in _samples()]
+    config = TrainConfig(objective="grpo", epochs=4, micro_batch_size=2, zero_stage=2, precision="bf16", **FAST)
+    result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config)
+    before, after = _sequence_logprobs(tiny_checkpoint, samples), _sequence_logprobs(result.path, samples)
+    assert after[0] > before[0] and after[1] < before[1], (before, after)
+    assert result.history[0]["train/clip_fraction"] == 0
