@@ -4,6 +4,7 @@
         [--micro-batch-size 4] [--out DIR] [--grpo-sites 3]
         [--grpo-sft-epochs 30] [--grpo-rounds 8] [--grpo-group-size 8] [--grpo-epochs 2] [--grpo-temperature 1.0]
         [--grpo-demonstration-weight 1.0] [--grpo-lr 2e-4]
+        [--size small] [--device cpu] [--precision fp32] [--zero-stage 2|3] [--grpo-round]
 
 Everything goes through the flows a `chat` policy profile runs (issue 16, items 2, 3 and 5):
 1. `webgym models small` writes a random ~2.4 M-parameter Qwen3-VL (webgym/models/tiny.py);
@@ -29,6 +30,12 @@ Everything goes through the flows a `chat` policy profile runs (issue 16, items 
    evaluated greedily on the held-out, the rolled-out and the demonstrated tasks. `grpo_heldout_before` /
    `grpo_heldout_after` are the held-out tasks' success before the first and after the last round.
 
+--size, --device, --precision and --zero-stage set the model and the trainer (train.device, train.precision,
+train.zero_stage) for every training; `webgym serve` picks its device itself (the GPU when there is one, in
+bf16). --grpo-round adds one GRPO round on the replayed tasks after parity (`grpo_round`); with
+--size medium --device cuda --precision bf16 --zero-stage 2 this is the GPU device check
+(benchmarks/gpu_check.sh).
+
 --quick demonstrates 4 tasks instead of 6 and skips item 5; it still checks items 2 and 3. (30 epochs at
 4e-3 left the loss at 0.19 and replayed 1 of 4 episodes, the tags garbled; 40 at 3e-3 replayed 3 of 4
 with seed 1, an answer taken from another task.)
@@ -37,7 +44,10 @@ Prints one JSON line: replay_success (with episodes and its 95% Wilson interval)
 logprob_max_abs_diff, logprob_mean_abs_diff (over the base and the trained model; each with its tokens
 and their mean |log-probability| under logprob_parity), the model's parameters, the
 tokens of a training step (prompt and response; response alone), seconds per training step, the
-loss before and after, the seconds each part took, and under `grpo` every round of item 5: its sampled
+loss before and after, training tokens per second (prompt and response), the served model's response tokens per
+second of the policy's waits (`serving`), the parity tolerance held (1e-3 in fp32, 0.1 in bf16, the serving
+dtype on a GPU: webgym/train/trainer.py), `grpo_round`, the seconds each part took, and under `grpo` every round of
+item 5: its sampled
 rollouts' success, whether it trained, and both halves' greedy success, each with its 95% interval.
 """
 
@@ -89,7 +99,8 @@ def write_profile(out: Path, base: Path, args: argparse.Namespace, epochs: int, 
         "accept": {"objective": "sft", "sft_max_per_website": None},
         "train": {"objective": "sft", "seed": args.seed, "epochs": epochs, "learning_rate": args.lr,
                   "micro_batch_size": args.micro_batch_size, "lr_schedule": lr_schedule, "warmup_ratio": 0.0,
-                  "weight_decay": 0.0, "device": "cpu", "checkpoints_dir": str(out / "models")},
+                  "weight_decay": 0.0, "device": args.device, "precision": args.precision,
+                  "zero_stage": args.zero_stage, "checkpoints_dir": str(out / "models")},
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / "profile.yaml"
@@ -97,10 +108,12 @@ def write_profile(out: Path, base: Path, args: argparse.Namespace, epochs: int, 
     return path
 
 
-def write_grpo_profile(out: Path, sft_profile: Path, start: str, args: argparse.Namespace) -> Path:
-    """The SFT profile turned to GRPO from the `start` checkpoint in its own lake: sampled groups of
-    args.group_size per task, the vlm-cpu nightly's GRPO recipe (format errors earn -1, 2 epochs), with the
-    demonstrations' supervised term at args.grpo_demonstration_weight."""
+def write_grpo_profile(out: Path, sft_profile: Path, start: str, args: argparse.Namespace,
+                       name: str = "profile.yaml") -> Path:
+    """The SFT profile turned to GRPO from the `start` checkpoint, written to out/`name`, in the lake out/lake
+    (its own, or the SFT profile's when `out` is the SFT's directory): sampled groups of args.group_size per
+    task, the vlm-cpu nightly's GRPO recipe (format errors earn -1, 2 epochs), with the demonstrations'
+    supervised term at args.grpo_demonstration_weight."""
     profile = {
         "extends": str(sft_profile), "profile": "vlm-path-grpo",
         "lake": {"data_dir": str(out / "lake")},
@@ -112,7 +125,7 @@ def write_grpo_profile(out: Path, sft_profile: Path, start: str, args: argparse.
                   "lr_schedule": "constant", "checkpoints_dir": str(out / "models")},
     }
     out.mkdir(parents=True, exist_ok=True)
-    path = out / "profile.yaml"
+    path = out / name
     path.write_text(json.dumps(profile, indent=2) + "\n")
     return path
 
@@ -185,6 +198,48 @@ def training_tokens(profile: Path, base: Path, iteration: int) -> float:
     vlm = load_vlm(base)
     lengths = [encode_sample(vlm, s.messages, s.response).length for s in samples]
     return sum(lengths) / len(lengths)
+
+
+def serving_rate(profile: Path, trajectory_ids: list[str]) -> dict:
+    """Response tokens the served model sampled over the episodes' steps, and per second of the policy's waits
+    (webgym serve's generation, HTTP and queueing behind the other episodes in flight)."""
+    config = load_config(profile)
+    steps = Lake(config.lake.data_dir).read_table("steps", columns=["token_ids", "latency"],
+                                                  filter=ds.field("trajectory_id").isin(trajectory_ids))
+    tokens = int(steps["token_ids"].dropna().map(len).sum())
+    waited = float(sum(latency["policy_s"] or 0.0 for latency in steps["latency"].dropna()))
+    return {"response_tokens": tokens, "policy_seconds": round(waited, 2),
+            "tokens_per_s": round(tokens / waited, 1) if waited else None}
+
+
+GRPO_ROUND_ITERATION = 3
+"""The lake iteration of --grpo-round's sampled groups (0: demonstrations and replay, 1 and 2: parity)."""
+
+
+def grpo_round(out: Path, profile: Path, checkpoint: str, args: argparse.Namespace) -> dict:
+    """One GRPO round from the served `checkpoint` on the replayed tasks, in the same lake: args.grpo_group_size
+    sampled episodes per task, judged (a format error earns -1), then GRPO through the VLM trainer with the
+    profile's device, precision and ZeRO stage when some group's rewards differ (else nothing to learn)."""
+    from flows.judge import judge
+    from flows.rollout import rollout
+    from flows.train import acceptance, train
+
+    grpo = write_grpo_profile(out, profile, checkpoint, args, name="grpo-profile.yaml")
+    sampled = rollout(iteration=GRPO_ROUND_ITERATION, split="train", size=None, policy="chat", checkpoint=checkpoint,
+                      config_path=str(grpo))
+    judge(iteration=GRPO_ROUND_ITERATION, config_path=str(grpo))
+    success = verdicts_of(grpo, sampled.trajectory_ids)
+    point = {"rollouts": rate_summary(int(success.sum()), len(success)), "group_size": args.grpo_group_size}
+    chosen = acceptance(load_config(grpo), GRPO_ROUND_ITERATION)
+    if chosen.accepted.empty:
+        return {**point, "trained": False}
+    trained = train(iteration=GRPO_ROUND_ITERATION, objective="grpo", config_path=str(grpo))
+    metrics = trained.metrics
+    return {**point, "trained": True, "groups_effective": chosen.groups_effective,
+            "accepted_steps": trained.accepted_steps, "steps": int(metrics["train/steps"]),
+            "loss_initial": round(metrics["train/loss_initial"], 4), "loss_final": round(metrics["train/loss"], 4),
+            "seconds_per_train_step": round(metrics["train/step_time_s"], 3),
+            "logprob_max_abs_diff": metrics.get("train/logprob_max_abs_diff")}
 
 
 def greedy_success(profile: Path, checkpoint: str, iteration: int, split: str, demonstrated: set[str],
@@ -370,6 +425,14 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-3, help="SFT learning rate (constant, AdamW; item 5's SFT too).")
     parser.add_argument("--micro-batch-size", type=int, default=4, help="Samples per optimiser step.")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the random weights, sample order and sampling.")
+    parser.add_argument("--size", default="small",
+                        help="Random model (webgym/models/tiny.py SIZES): tiny ~0.26 M, small ~2.4 M (CPU), medium "
+                             "~85 M parameters (GPU).")
+    parser.add_argument("--device", default="cpu", help="train.device: auto, cpu, cuda or cuda:N (serving: auto).")
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "bf16"], help="train.precision.")
+    parser.add_argument("--zero-stage", type=int, choices=[2, 3], help="train.zero_stage (DeepSpeed); none: torch.")
+    parser.add_argument("--grpo-round", action="store_true",
+                        help="After parity, one GRPO round on the replayed tasks (groups of --grpo-group-size).")
     parser.add_argument("--out", type=Path, help="Keep the lake, checkpoints and server log here (default: temporary).")
     parser.add_argument("--grpo-sites", type=int, default=3,
                         help="Item 5: guide sites whose filter tasks make the family (15 each: 9 demonstrated, 3 "
@@ -394,16 +457,19 @@ def main() -> None:
     from flows.rollout import rollout
     from flows.serve import serve
     from flows.train import train
-    from webgym.models.checkpoint import load_vlm
+    import torch
+
+    from webgym.models.checkpoint import load_vlm, resolve_device, resolve_dtype
     from webgym.models.tiny import write_tiny_checkpoint
     from webgym.serve import supervisor
+    from webgym.train.trainer import BF16_PARITY_TOLERANCE, PARITY_TOLERANCE
 
     seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as scratch:
         out = (args.out or Path(scratch)).resolve()
         out.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        base = write_tiny_checkpoint(out / "small-base", seed=args.seed, size="small")
+        base = write_tiny_checkpoint(out / f"{args.size}-base", seed=args.seed, size=args.size)
         parameters = sum(p.numel() for p in load_vlm(base).model.parameters())
         profile = write_profile(out, base, args, args.epochs)
         task_ids = write_tasks(profile, two_step_tasks(profile, args.tasks), "train")
@@ -445,7 +511,14 @@ def main() -> None:
             sampled = rollout(iteration=1, split="train", size=None, policy="chat", checkpoint=trained.path,
                               config_path=config)
             parity["trained"] = parity_of(profile, trained.path, sampled.trajectory_ids)
+            serving = serving_rate(profile, sampled.trajectory_ids)
             seconds["parity"] = time.perf_counter() - started
+
+            round_ = None
+            if args.grpo_round:
+                started = time.perf_counter()
+                round_ = grpo_round(out, profile, trained.path, args)
+                seconds["grpo_round"] = time.perf_counter() - started
         finally:
             if served is not None:
                 supervisor.stop(load_config(profile).serve)
@@ -454,8 +527,12 @@ def main() -> None:
 
     episodes, successes = len(success), int(success.sum())
     low, high = wilson_interval(successes, episodes)
+    # parity loads the checkpoint as `webgym serve` does (dtype auto: bf16 on a GPU), whatever the training precision
+    bf16 = resolve_dtype("auto", resolve_device("auto")) == torch.bfloat16
+    tokens_per_step = tokens * args.micro_batch_size
     print(json.dumps({
-        "quick": args.quick, "seed": args.seed, "tasks": task_ids,
+        "quick": args.quick, "seed": args.seed, "tasks": task_ids, "size": args.size, "device": args.device,
+        "precision": args.precision, "zero_stage": args.zero_stage, "cuda": torch.cuda.is_available(),
         "replay_success": successes / episodes, "replay_episodes": episodes,
         "replay_success_ci95": [round(low, 3), round(high, 3)],
         "replay_terminations": replay.terminations, "oracle_success": oracle_success,
@@ -463,15 +540,19 @@ def main() -> None:
         "logprob_mean_abs_diff": sum(p["mean_abs_diff"] * p["tokens"] for p in parity.values())
         / max(sum(p["tokens"] for p in parity.values()), 1),
         "logprob_parity": parity,
+        "logprob_tolerance": BF16_PARITY_TOLERANCE if bf16 else PARITY_TOLERANCE,
+        "serving": serving, "grpo_round": round_,
         "grpo_heldout_before": grpo["curve"][0]["held_out"] if grpo else None,
         "grpo_heldout_after": grpo["curve"][-1]["held_out"] if grpo else None,
         "grpo": grpo,
         "model_parameters": parameters,
         "train_samples": int(metrics["train/samples"]), "train_steps": int(metrics["train/steps"]),
         "epochs": args.epochs, "learning_rate": args.lr, "micro_batch_size": args.micro_batch_size,
-        "tokens_per_step": round(tokens * args.micro_batch_size),
+        "tokens_per_step": round(tokens_per_step),
         "response_tokens_per_step": metrics["train/response_tokens"],
         "seconds_per_train_step": round(metrics["train/step_time_s"], 3),
+        "train_tokens_per_s": round(tokens_per_step / metrics["train/step_time_s"], 1),
+        "train_engine_init_s": round(metrics["train/engine_init_s"], 1),
         "loss_initial": round(metrics["train/loss_initial"], 4), "loss_final": round(metrics["train/loss"], 4),
         "seconds": {name: round(value, 1) for name, value in seconds.items()},
         "seconds_total": round(sum(seconds.values()), 1),

@@ -51,7 +51,7 @@ from stages.iterations import (
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
-from webgym.train.fit import VLM_POLICIES, require_base_model
+from webgym.train.fit import VLM_POLICIES, require_base_model, require_training_device
 from webgym.warehouse import query
 
 
@@ -271,6 +271,7 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     settings, root = config.nightly, config.lake.data_dir
     recovered = recover_lake(root)
     quality_gate(root)  # a broken lake stops the run before any work
+    require_training_device(config)  # so does a training device this machine lacks, not the first training
     if config.policy.kind in VLM_POLICIES and next_plan(config).untrained:
         require_base_model(config)  # a missing base model stops it too, not the first training
     if settings.build_taskset:

@@ -35,7 +35,7 @@ def test_cluster_profile_scales_rollouts_out_on_dask_with_remote_browsers(cluste
 
 def test_cluster_profile_trains_on_gpus_with_deepspeed_into_shared_storage(cluster):
     train = cluster.train
-    assert train.zero_stage in (2, 3) and train.bf16 and train.gradient_checkpointing
+    assert train.zero_stage in (2, 3) and train.precision == "bf16" and train.gradient_checkpointing
     assert PurePosixPath(train.checkpoints_dir).is_absolute()
     assert train.objective == cluster.accept.objective
 

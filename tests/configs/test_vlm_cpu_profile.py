@@ -4,10 +4,11 @@ serve flow starts, and a missing base model stops the nightly with the command t
 from __future__ import annotations
 
 import pytest
+import torch
 
 from webgym import PROJECT_ROOT
 from webgym.config import Config, ConfigError, load_config
-from webgym.train.fit import require_base_model
+from webgym.train.fit import require_base_model, require_training_device
 
 PROFILE = PROJECT_ROOT / "configs" / "vlm-cpu.yaml"
 
@@ -44,3 +45,11 @@ def test_a_missing_base_model_is_named_with_the_command_that_writes_it(vlm_cpu, 
         require_base_model(config)
     missing.mkdir()
     require_base_model(config)  # present: nothing to say
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour of a machine without a GPU")
+def test_a_training_device_this_machine_lacks_stops_the_nightly_before_any_work(vlm_cpu):
+    config = vlm_cpu.model_copy(update={"train": vlm_cpu.train.model_copy(update={"device": "cuda"})})
+    with pytest.raises(ConfigError, match="train.device is cuda .* set train.device: auto or cpu"):
+        require_training_device(config)
+    require_training_device(vlm_cpu)  # cpu: nothing to say

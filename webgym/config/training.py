@@ -3,9 +3,10 @@ learns is trained (one block for the set-of-marks scorer and the vision-language
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from webgym.config.base import ProjectPath, Section
 
@@ -103,8 +104,10 @@ class TrainConfig(Section):
                                                                        "null: no clipping.")
     max_length: int = Field(default=16384, ge=16, description="VLM: samples longer than this many tokens (prompt, image "
                                                               "tokens and response) are reported and skipped.")
-    bf16: bool = Field(default=False, description="VLM: bfloat16 mixed precision (autocast; with DeepSpeed its bf16 "
-                                                  "mode with fp32 master weights). Fast on GPUs, slow on most CPUs.")
+    precision: Literal["bf16", "fp32"] = Field(
+        default="fp32", description="VLM: bf16 trains in bfloat16 mixed precision with fp32 master weights (autocast; "
+                                    "with DeepSpeed its bf16 mode); fp32 trains in float32. bf16 is the GPU setting "
+                                    "(half the activation memory, tensor cores); the CPU runs it too, slowly.")
     gradient_checkpointing: bool = Field(default=False, description="VLM: recompute activations in the backward pass: "
                                                                     "less memory for long multi-image contexts.")
     freeze_vision: bool = Field(default=False, description="VLM: train the language model only; the vision encoder "
@@ -121,12 +124,22 @@ class TrainConfig(Section):
                                   "several ranks with torchrun or the deepspeed launcher; a single process "
                                   "sets the rendezvous variables itself.")
     offload_optimizer: bool = Field(default=False, description="VLM with DeepSpeed: keep optimiser states in CPU memory.")
-    device: str = Field(default="auto", description="VLM, plain torch: auto (cuda when present, else cpu), cpu, cuda:0. "
-                                                    "DeepSpeed uses cuda:LOCAL_RANK when there is a GPU.")
+    device: str = Field(
+        default="auto", description="VLM: auto (cuda when torch sees a GPU, else cpu), cpu, cuda or cuda:N. The "
+                                    "trainer checks it before any work (a cuda device on a machine without one is "
+                                    "a ConfigError, not a crash mid-run). DeepSpeed on cuda uses cuda:LOCAL_RANK.")
     checkpoints_dir: ProjectPath | None = Field(
         default=None, description="Where the train flow writes checkpoint directories (one per checkpoint id); "
                                   "null: `models/` inside a local lake (an object-storage lake needs a path "
                                   "here that the training and serving machines share).")
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, device: str) -> str:
+        if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device):
+            raise ValueError(f"train.device {device!r} is not a device the trainer knows; set auto, cpu, cuda or "
+                             "cuda:N (e.g. cuda:0)")
+        return device
 
     @model_validator(mode="after")
     def _kl_is_grpo_only(self) -> TrainConfig:

@@ -9,6 +9,8 @@ prompts and the synthetic sites' task texts (small, so a tool call takes few tok
 - tiny (~0.26 M parameters): fast enough for every test that only needs the real classes.
 - small (~2.4 M parameters): learns on 2 CPU cores; benchmarks/vlm_path.py overfits it through the
   production path (SFT from the lake, `webgym serve`, the chat policy in Chromium).
+- medium (~85 M parameters): the GPU device check's model (benchmarks/gpu_check.sh), a real 12-layer
+  decoder that one GPU trains in seconds and the CPU only slowly.
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ SIZES = {
     # Few layers: on a shared 2-core machine the step time is mostly per-operation overhead.
     "small": ModelSize(hidden=192, intermediate=512, layers=3, heads=3, kv_heads=1, mrope_section=(12, 10, 10),
                        vision_hidden=64, vision_depth=2, vocab_size=2048),
+    "medium": ModelSize(hidden=768, intermediate=2048, layers=12, heads=12, kv_heads=4, mrope_section=(12, 10, 10),
+                        vision_hidden=256, vision_depth=4, vocab_size=4096),
 }
 
 _RESPONSES = [
@@ -156,8 +160,8 @@ def _config(family: str, tokenizer: Qwen2Tokenizer, size: ModelSize):
 
 
 def tiny_vlm(family: str = "qwen3_vl", seed: int = 0, size: str = "tiny") -> VLM:
-    """A randomly initialised model of the real class (SIZES[size]: tiny ~0.26 M parameters, small ~2.4 M),
-    with tokenizer and processor."""
+    """A randomly initialised model of the real class (SIZES[size]: tiny ~0.26 M parameters, small ~2.4 M,
+    medium ~85 M), with tokenizer and processor."""
     family_of(family, f"{size} model")
     if size not in SIZES:
         raise ValueError(f"unknown model size {size!r}; sizes are {', '.join(SIZES)}")

@@ -1,7 +1,8 @@
 """The optimiser side of training: plain torch, or DeepSpeed ZeRO-2/3 (the `train` extra).
 
 Both engines take one micro-batch loss at a time and step the optimiser every
-`gradient_accumulation_steps` micro-batches, with AdamW, warmup and decay, and gradient clipping.
+`gradient_accumulation_steps` micro-batches, with AdamW, warmup and decay, and gradient clipping,
+on the device train.device names (training_device checks it first) in train.precision.
 DeepSpeed runs on CPU with gloo and on GPUs with NCCL; its first start JIT-compiles ops
 (25-64 s on 2 cores), cached under .cache/torch_extensions.
 """
@@ -17,10 +18,31 @@ from collections.abc import Iterator
 import torch
 from transformers import get_scheduler
 
-from webgym.config import TrainConfig, project_path
+from webgym.config import ConfigError, TrainConfig, project_path
+from webgym.models.checkpoint import resolve_device
 from webgym.ports import free_port
 
 log = logging.getLogger(__name__)
+
+
+def training_device(config: TrainConfig) -> torch.device:
+    """The device train.device names on this machine (auto: the GPU when torch sees one). A GPU this machine
+    lacks, or bf16 on a GPU without it, is a ConfigError saying what to set, raised before any work."""
+    device = resolve_device(config.device)
+    if device.type != "cuda":
+        return device
+    if not torch.cuda.is_available():
+        built = f"torch {torch.__version__} " + ("has CUDA but sees no GPU" if torch.version.cuda
+                                                 else "is a CPU-only build")
+        raise ConfigError(f"train.device is {config.device} but {built}; set train.device: auto or cpu, or run on "
+                          "a GPU machine with a CUDA build of torch")
+    if device.index is not None and device.index >= torch.cuda.device_count():
+        raise ConfigError(f"train.device is {config.device} but this machine has {torch.cuda.device_count()} "
+                          f"GPU(s); set train.device: cuda or cuda:0..{torch.cuda.device_count() - 1}")
+    if config.precision == "bf16" and not torch.cuda.is_bf16_supported():
+        raise ConfigError(f"train.precision is bf16 but {torch.cuda.get_device_name(device)} has no bfloat16; "
+                          "set train.precision: fp32")
+    return device
 
 
 def _optimizer(params, config: TrainConfig) -> torch.optim.Optimizer:
@@ -47,7 +69,7 @@ class TorchEngine:
         self.init_seconds = 0.0
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        if not self.config.bf16:
+        if self.config.precision != "bf16":
             return contextlib.nullcontext()
         return torch.autocast(self.device.type, dtype=torch.bfloat16)
 
@@ -89,18 +111,23 @@ def _single_process_rendezvous() -> None:
 
 
 class DeepSpeedEngine:
-    """DeepSpeed ZeRO-2/3 over the same optimiser and schedule; data parallel across ranks."""
+    """DeepSpeed ZeRO-2/3 over the same optimiser and schedule; data parallel across ranks. On a GPU each rank
+    trains on cuda:LOCAL_RANK with NCCL; on the CPU with gloo (DeepSpeed's CPU accelerator)."""
 
-    def __init__(self, model: torch.nn.Module, config: TrainConfig, total_steps: int) -> None:
+    def __init__(self, model: torch.nn.Module, config: TrainConfig, total_steps: int, device: torch.device) -> None:
         os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(project_path(".cache/torch_extensions")))
+        cuda = device.type == "cuda"
+        if not cuda:  # DeepSpeed picks its accelerator once, from this variable or the hardware it finds
+            os.environ.setdefault("DS_ACCELERATOR", "cpu")
         _single_process_rendezvous()
         import deepspeed  # the `train` extra; imported late so plain torch runs never pay for it
 
         started = time.perf_counter()
-        cuda = torch.cuda.is_available()
         deepspeed.init_distributed(dist_backend="nccl" if cuda else "gloo")
         self.rank = torch.distributed.get_rank()
         self.device = torch.device(f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if cuda else "cpu")
+        if cuda:
+            torch.cuda.set_device(self.device)
         self.config = config
         zero: dict = {"stage": config.zero_stage}
         if config.offload_optimizer:
@@ -112,7 +139,7 @@ class DeepSpeedEngine:
             "gradient_accumulation_steps": config.gradient_accumulation_steps,
             "gradient_clipping": config.max_grad_norm or 0.0,
             "zero_optimization": zero,
-            "bf16": {"enabled": config.bf16},
+            "bf16": {"enabled": config.precision == "bf16"},
             "zero_allow_untested_optimizer": True,
             "steps_per_print": 10**9,
             "wall_clock_breakdown": False,
@@ -124,7 +151,8 @@ class DeepSpeedEngine:
             config=ds_config)
         self.module = self.engine.module
         self.init_seconds = time.perf_counter() - started
-        log.info("deepspeed: ZeRO-%d initialised in %.1f s on %s", config.zero_stage, self.init_seconds, self.device)
+        log.info("deepspeed: ZeRO-%d %s initialised in %.1f s on %s", config.zero_stage, config.precision,
+                 self.init_seconds, self.device)
 
     def autocast(self) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()  # DeepSpeed's bf16 mode holds bf16 weights itself
@@ -162,7 +190,7 @@ Engine = TorchEngine | DeepSpeedEngine
 def make_engine(model: torch.nn.Module, config: TrainConfig, total_steps: int,
                 device: torch.device) -> Iterator[Engine]:
     """DeepSpeed when a ZeRO stage is configured, plain torch otherwise; released on exit."""
-    engine: Engine = (DeepSpeedEngine(model, config, total_steps) if config.zero_stage
+    engine: Engine = (DeepSpeedEngine(model, config, total_steps, device) if config.zero_stage
                       else TorchEngine(model, config, total_steps, device))
     try:
         yield engine

@@ -90,6 +90,16 @@ def require_base_model(config: Config) -> None:
                           "Hugging Face model directory")
 
 
+def require_training_device(config: Config) -> None:
+    """ConfigError saying what to set, when a vision-language policy would train on a device this machine lacks
+    (train.device cuda without a GPU, bf16 on a GPU without it): the nightly checks before any rollout."""
+    if config.policy.kind not in VLM_POLICIES:
+        return
+    from webgym.train.engine import training_device
+
+    training_device(config.train)
+
+
 def fit_policy(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
                out_dir: Path) -> Fitted:
     """The trainer the policy kind needs: the scorer's own, or the VLM trainer (local and chat)."""

@@ -18,10 +18,10 @@ from pathlib import Path
 import torch
 
 from webgym.config import TrainConfig
-from webgym.models.checkpoint import VLM, load_vlm, resolve_device, save_vlm
+from webgym.models.checkpoint import VLM, load_vlm, save_vlm
 from webgym.models.inputs import InputError, collate, encode_sample
 from webgym.models.logprobs import response_logprobs
-from webgym.train.engine import make_engine
+from webgym.train.engine import make_engine, training_device
 from webgym.train.objectives import OBJECTIVES, LossInputs
 from webgym.train.parity import Parity, compare
 from webgym.train.samples import TrainingSample
@@ -29,7 +29,15 @@ from webgym.train.samples import TrainingSample
 log = logging.getLogger(__name__)
 
 PARITY_TOLERANCE = 1e-3
-"""Largest per-token |recorded - recomputed| log-probability that is rounding, not a mismatch."""
+"""Largest per-token |recorded - recomputed| log-probability that is rounding, not a mismatch, in fp32."""
+
+BF16_PARITY_TOLERANCE = 0.1
+"""The same where either side computes in bfloat16 (train.precision bf16; a GPU server's default dtype).
+bfloat16 keeps 8 significant bits (relative rounding 2**-8 = 0.4%), so a logit near 10 already moves by about
+0.04 on rounding alone, and the server's cached one-token steps and the trainer's whole-sequence pass round
+differently at every layer. 0.1 stays well inside GRPO's clip range (a ratio of exp(0.1) = 1.105 against
+1 - 0.2 and 1 + 0.28): rounding never clips a token, while a real mismatch (another prompt, image or
+tokenisation) moves log-probabilities by whole nats (the random base model's tokens sit near -log(vocabulary))."""
 
 
 class TrainError(ValueError):
@@ -145,6 +153,7 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     """Train from the checkpoint `base` on `samples`; write the result to the new directory `output_dir`."""
     # config
     objective = OBJECTIVES[config.objective]
+    device = training_device(config)  # a device this machine lacks stops here, before any work
     ranks = int(os.environ.get("WORLD_SIZE", "1")) if config.zero_stage else 1
     rank = int(os.environ.get("RANK", "0")) if config.zero_stage else 0
     if Path(output_dir).exists():
@@ -154,8 +163,8 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     # seed
     torch.manual_seed(config.seed)
 
-    # model: fp32 master weights; bf16 comes from autocast or DeepSpeed's bf16 mode
-    vlm = load_vlm(base, device="cpu" if config.zero_stage else config.device, dtype="float32")
+    # model: fp32 master weights; bf16 comes from autocast or DeepSpeed's bf16 mode (which moves the model itself)
+    vlm = load_vlm(base, device="cpu" if config.zero_stage else str(device), dtype="float32")
     if config.freeze_vision:
         freeze_vision(vlm.model)
     if config.gradient_checkpointing:
@@ -171,7 +180,7 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     log.info("train: %s on %d of %d samples, %d optimiser steps, from %s", config.objective, len(usable),
              len(samples), total_steps, base)
 
-    with make_engine(vlm.model, config, total_steps, resolve_device(config.device)) as engine:
+    with make_engine(vlm.model, config, total_steps, device) as engine:
         model = engine.forward_model()
         mine = sorted({i for batch in batches for i in batch})
 
@@ -239,7 +248,7 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
     parity = _parity(samples, old) if old is not None else None
     if parity is not None:  # before any update: a gap beyond rounding is a train/serve mismatch
         metrics.update(parity.metrics())
-        if parity.max_abs_diff > PARITY_TOLERANCE:
+        if parity.max_abs_diff > (BF16_PARITY_TOLERANCE if config.precision == "bf16" else PARITY_TOLERANCE):
             log.warning("train: recorded and recomputed token log-probabilities differ by up to %.3g (mean %.3g) "
                         "over %d tokens%s: the policy saw other inputs than the trainer rebuilds, or other weights",
                         parity.max_abs_diff, parity.mean_abs_diff, parity.tokens,

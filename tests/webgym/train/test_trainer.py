@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.webgym.models.conftest import CLICK, png, policy_input
-from webgym.config import ContextConfig, SamplingConfig, TrainConfig
+from webgym.config import ConfigError, ContextConfig, SamplingConfig, TrainConfig
 from webgym.models.checkpoint import load_vlm
 from webgym.models.inputs import collate, encode_sample
 from webgym.models.logprobs import response_logprobs
@@ -120,7 +120,7 @@ def test_bad_samples_are_reported_and_the_rest_train(tiny_checkpoint, tmp_path, 
 
 
 def test_bf16_checkpointing_and_a_frozen_vision_tower(tiny_checkpoint, tmp_path):
-    config = TrainConfig(bf16=True, gradient_checkpointing=True, freeze_vision=True, micro_batch_size=1,
+    config = TrainConfig(precision="bf16", gradient_checkpointing=True, freeze_vision=True, micro_batch_size=1,
                          gradient_accumulation_steps=4, **FAST)  # 1 micro-batch wrapped round to 4: one step
     result = train(_samples()[:1], tiny_checkpoint, tmp_path / "ckpt", config)
     assert result.metrics["train/steps"] == 1
@@ -130,12 +130,43 @@ def test_bf16_checkpointing_and_a_frozen_vision_tower(tiny_checkpoint, tmp_path)
     assert any(name.startswith("model.visual.") for name in before)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("stage", [2, 3])
-def test_deepspeed_zero_on_cpu(tiny_checkpoint, tmp_path, stage):
-    """DeepSpeed with gloo on CPU, both stages in one process; the first run JIT-compiles ops into .cache/."""
+def test_bf16_on_the_cpu_learns(tiny_checkpoint, tmp_path):
+    """train.precision bf16 on the device auto picks here (the CPU): autocast's bfloat16 forward, fp32 weights."""
     samples = _samples()
-    config = TrainConfig(objective="filtered_bc", epochs=6, micro_batch_size=2, zero_stage=stage, **FAST)
+    config = TrainConfig(objective="filtered_bc", epochs=6, micro_batch_size=2, precision="bf16", device="auto",
+                         **FAST)
+    result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config)
+    _assert_trained(result, tiny_checkpoint, samples)
+    assert load_vlm(result.path).model.dtype == torch.float32  # master weights stay fp32
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the behaviour of a machine without a GPU")
+def test_a_cuda_device_without_a_gpu_stops_before_any_work(tiny_checkpoint, tmp_path):
+    with pytest.raises(ConfigError, match="train.device is cuda but torch .* set train.device: auto or cpu"):
+        train(_samples(), tiny_checkpoint, tmp_path / "ckpt", TrainConfig(device="cuda", **FAST))
+    assert not (tmp_path / "ckpt").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("stage", "precision"), [(2, "fp32"), (3, "fp32"), (2, "bf16")])
+def test_deepspeed_zero_on_cpu(tiny_checkpoint, tmp_path, stage, precision):
+    """DeepSpeed with gloo on CPU, both stages and ZeRO-2 in bf16 (the GPU recipe) in one process; the first run
+    JIT-compiles ops into .cache/."""
+    samples = _samples()
+    config = TrainConfig(objective="filtered_bc", epochs=6, micro_batch_size=2, zero_stage=stage,
+                         precision=precision, **FAST)
     result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config)
     _assert_trained(result, tiny_checkpoint, samples)
     assert result.metrics["train/engine_init_s"] > 0
+
+
+@pytest.mark.slow
+def test_grpo_under_deepspeed_zero2_in_bf16_on_cpu(tiny_checkpoint, tmp_path):
+    """GRPO as the GPU check's round trains it (ZeRO-2, bf16): the old policy's log-probabilities come from the
+    engine itself, so the first step's ratios are 1 (nothing clipped), and the advantages move each response."""
+    samples = [replace(s, weight=0.0) for s in _samples()]
+    config = TrainConfig(objective="grpo", epochs=4, micro_batch_size=2, zero_stage=2, precision="bf16", **FAST)
+    result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config)
+    before, after = _sequence_logprobs(tiny_checkpoint, samples), _sequence_logprobs(result.path, samples)
+    assert after[0] > before[0] and after[1] < before[1], (before, after)
+    assert result.history[0]["train/clip_fraction"] == 0
