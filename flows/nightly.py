@@ -23,7 +23,6 @@ Every stage goes through `stage`, which runs it in this process or, with nightly
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
@@ -36,6 +35,7 @@ from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
+from flows.reports import IterationSummary, NightlySummary
 from flows.rollout import rollout
 from flows.serve import serve
 from flows.train import TrainReport, acceptance, train
@@ -53,38 +53,6 @@ from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
 from webgym.train.fit import VLM_POLICIES, require_base_model
 from webgym.warehouse import query
-
-
-@dataclass
-class IterationSummary:
-    """One iteration's figures, as the CLI prints them."""
-
-    iteration: int
-    kind: str
-    """warm start (oracle demonstrations + SFT), rollout, or no training signal (accept kept no step of
-    the rollouts: no checkpoint, the served policy stays)."""
-    episodes: int
-    rollout_success: float | None
-    accepted_steps: int
-    checkpoint_id: str | None
-    """The new checkpoint (None: no training signal)."""
-    promotion: dict | None
-    """The promotions row of the new checkpoint: promoted or kept back, with its validation figures."""
-    evaluation: EvaluateReport
-    """The held-out evaluation of the policy served after the iteration (success with intervals, by held-out
-    kind): the new checkpoint when promoted, else the one served before."""
-
-
-@dataclass
-class NightlySummary:
-    data_root: str
-    warehouse: str
-    report: str
-    rows: dict[str, int]
-    recovered_rows: int
-    iterations: list[IterationSummary] = field(default_factory=list)
-    baseline: EvaluateReport | None = None
-    """Held-out evaluation of the untrained starting policy, when this run evaluated it."""
 
 
 class StageFailed(RuntimeError):

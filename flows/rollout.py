@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow.dataset as ds
@@ -20,6 +19,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.artifacts import progress_publisher, publish_rollout
 from flows.gates import MissingInputError, quality_gate
 from flows.judge import list_blocked_websites
+from flows.reports import RolloutReport
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
 from stages.blocklist import listed_websites
@@ -30,28 +30,6 @@ from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_
 from webgym.rollout.runner import rollout_tasks
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RolloutReport:
-    """What the flow did, summed over shards."""
-
-    run_key: str = ""
-    trajectory_ids: list[str] = field(default_factory=list)
-    """Every episode of this rollout, run now or by an earlier try."""
-    episodes: int = 0
-    skipped: int = 0
-    steps: int = 0
-    wall_s: float = 0.0
-    terminations: dict[str, int] = field(default_factory=dict)
-
-    def add(self, shard: dict[str, Any]) -> None:
-        self.episodes += shard["episodes"]
-        self.skipped += shard["skipped"]
-        self.steps += shard["steps"]
-        self.wall_s = max(self.wall_s, shard["wall_s"])
-        for name, count in shard["terminations"].items():
-            self.terminations[name] = self.terminations.get(name, 0) + count
 
 
 @task(cache_policy=NO_CACHE)
