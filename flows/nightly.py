@@ -26,7 +26,6 @@ import datetime as dt
 from typing import Any, Literal
 
 import pandas as pd
-import pyarrow.dataset as ds
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
@@ -51,6 +50,7 @@ from stages.iterations import (
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
+from webgym.lake.queries import accepted_rows, iteration_trajectories, promotion_of
 from webgym.train.fit import VLM_POLICIES, require_base_model
 from webgym.warehouse import query
 
@@ -99,7 +99,7 @@ def record_promotion(config: Config, plan: IterationPlan, checkpoint_id: str, va
     """The promotion decision of a new checkpoint (stages/promote.py), written once: a resumed night
     reuses the decision it made."""
     lake = Lake(config.lake.data_dir)
-    present = lake.read_table("promotions", filter=ds.field("checkpoint_id") == checkpoint_id)
+    present = promotion_of(lake, checkpoint_id)
     if len(present):
         return present.iloc[0].to_dict()
     row = promotion(plan.iteration, checkpoint_id, validated, plan.checkpoint_id, served_validated,
@@ -120,10 +120,8 @@ def episodes_success(config: Config, trajectory_ids: list[str]) -> float | None:
 def trained_iteration(config: Config, plan: IterationPlan) -> tuple[list[str], int]:
     """(episode ids, accepted steps) of an iteration trained before the run stopped, as the lake holds them."""
     lake, objective = Lake(config.lake.data_dir), plan.trained["objective"]
-    trajectories = lake.read_table("trajectories", columns=["trajectory_id", "iteration", "purpose"],
-                                   filter=ds.field("iteration") == plan.iteration)
-    accepted = lake.read_table("accepted", columns=["t"], filter=(ds.field("iteration") == plan.iteration)
-                               & (ds.field("objective") == objective))
+    trajectories = iteration_trajectories(lake, plan.iteration, ["trajectory_id", "iteration", "purpose"])
+    accepted = accepted_rows(lake, plan.iteration, objective, ["t"])
     return rolled_out(trajectories, plan.iteration), len(accepted)
 
 

@@ -12,7 +12,6 @@ import asyncio
 import logging
 from typing import Any, Literal
 
-import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -26,6 +25,7 @@ from stages.blocklist import listed_websites
 from stages.sample import batch_seed, evaluation_batch, training_batch
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
+from webgym.lake.queries import tasks_by_id
 from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
 
@@ -57,7 +57,7 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
 def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: str, shard: int,
                   purpose: Purpose) -> dict[str, Any]:
     """Roll out one shard of tasks in this worker; finished episodes of an earlier try are skipped."""
-    tasks = Lake(config.lake.data_dir).read_table("tasks", filter=ds.field("task_id").isin(task_ids))
+    tasks = tasks_by_id(Lake(config.lake.data_dir), task_ids)
     publish = progress_publisher(f"rollout {run_key} shard {shard}")
     summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose, publish))
     return {"episodes": summary.episodes, "skipped": summary.skipped, "steps": summary.steps,
