@@ -24,7 +24,8 @@ def test_the_scorer_profiles_take_the_scorer_fragment(name):
     config = _profile(name)
     assert config.policy.kind == "scorer" and config.env.observation == "set_of_marks"
     assert (config.policy.scorer.temperature, config.policy.scorer.done_margin) == (0.7, 2.0)
-    assert (config.train.learning_rate, config.train.lr_schedule, config.train.micro_batch_size) == (1e-3, "constant", 32)
+    train = config.train
+    assert (train.learning_rate, train.lr_schedule, train.micro_batch_size) == (1e-3, "constant", 32)
 
 
 @pytest.mark.parametrize("name", ["cluster", "vlm-cpu"])
