@@ -18,7 +18,7 @@ from flows.artifacts import publish_evaluation
 from flows.gates import quality_gate
 from flows.judge import judge
 from flows.rollout import rollout
-from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows
+from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows, unrecorded
 from stages.iterations import latest_iteration
 from webgym.config import Config, load_config
 from webgym.lake import Lake
@@ -42,8 +42,7 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     verdicts = query(lake, "SELECT trajectory_id, success FROM verdicts", config.judge)
     evaluation = evaluation_id(config.policy.label(greedy=True), trajectories["task_id"].tolist())
     rows = evaluation_rows(trajectories, verdicts, lake.read_table("tasks"), evaluation, dt.datetime.now(dt.UTC))
-    present = set(evals_of(lake, trajectory_ids, ["trajectory_id"])["trajectory_id"])
-    new = rows[~rows["trajectory_id"].isin(present)]
+    new = unrecorded(rows, evals_of(lake, trajectory_ids, ["trajectory_id"]))
     if len(new):
         lake.write_table("evals", new, run_id=f"evals-{iteration}")
     report = evaluation_report(rows, iteration, evaluation)

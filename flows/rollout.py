@@ -22,7 +22,7 @@ from flows.reports import RolloutReport
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
 from stages.blocklist import listed_websites
-from stages.sample import batch_seed, evaluation_batch, training_batch
+from stages.sample import batch_seed, evaluation_batch, split_task_ids, training_batch
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
 from webgym.lake.queries import tasks_by_id
@@ -38,11 +38,12 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
     difficulty ratio (blocklist skipped), or the validation or held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
-    if not (tasks["split"] == split).any():
+    in_split = split_task_ids(tasks, split)
+    if not in_split:
         raise MissingInputError(f"no {split} tasks in the lake at {lake.root} ({len(tasks)} tasks in all): build the "
                                 "task set first (`webgym taskset build`, or the build_taskset flow)")
     if chosen is not None:
-        unknown = sorted(set(chosen) - set(tasks.loc[tasks["split"] == split, "task_id"]))
+        unknown = sorted(set(chosen) - in_split)
         if unknown:
             raise MissingInputError(f"{len(unknown)} of the {len(chosen)} chosen tasks are not {split} tasks of the "
                                     f"lake at {lake.root}: {', '.join(unknown[:3])}")
