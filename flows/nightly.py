@@ -100,8 +100,8 @@ def record_promotion(config: Config, plan: IterationPlan, checkpoint_id: str, va
     reuses the decision it made."""
     lake = Lake(config.lake.data_dir)
     present = promotion_of(lake, checkpoint_id)
-    if len(present):
-        return present.iloc[0].to_dict()
+    if present:
+        return present
     row = promotion(plan.iteration, checkpoint_id, validated, plan.checkpoint_id, served_validated,
                     config.nightly.promotion_tolerance, dt.datetime.now(dt.UTC))
     lake.write_table("promotions", pd.DataFrame([row]), run_id=f"promote-{plan.iteration}")

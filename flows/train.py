@@ -22,7 +22,7 @@ from stages.iterations import latest_checkpoint
 from stages.promote import rejected_checkpoints
 from webgym.config import Config, Objective, checkpoints_dir, load_config, replaced
 from webgym.lake import Lake
-from webgym.lake.queries import accepted_rows, iteration_checkpoints, iteration_trajectories, judgments_of
+from webgym.lake.queries import accepted_rows, iteration_checkpoint, iteration_trajectories, judgments_of
 from webgym.train.fit import fit_policy
 from webgym.warehouse import query
 
@@ -89,10 +89,9 @@ def fit(config: Config, iteration: int) -> dict:
     """Train on the accepted rows of `iteration` from the served checkpoint (the newest earlier one not kept
     back by promotion); record the new one (once per iteration and objective)."""
     lake = Lake(config.lake.data_dir)
-    done = iteration_checkpoints(lake, iteration, config.train.objective)
-    if len(done):
-        row = done.sort_values("created_at").iloc[-1]
-        return {"checkpoint_id": row["checkpoint_id"], "path": row["path"], "metrics": dict(row["metrics"]),
+    done = iteration_checkpoint(lake, iteration, config.train.objective)
+    if done:
+        return {"checkpoint_id": done["checkpoint_id"], "path": done["path"], "metrics": dict(done["metrics"]),
                 "problems": [], "resumed": True}
     accepted = accepted_rows(lake, iteration, config.accept.objective)
     if accepted.empty:

@@ -12,7 +12,8 @@ from schemas.tasks import Task
 from stages.export import webgym_records
 from stages.ingest import seed_tasks_from_files
 from stages.sample import evaluation_batch, split_task_ids, training_batch
-from stages.split import LeakageError, assigned_splits, held_out_sites, leaks, split_tasks, validation_sites
+from stages.split import (LeakageError, assigned_splits, held_out_sites, leaks, needs_site_table, split_tasks,
+                          validation_sites)
 from tests.conftest import NOW, rubric, tasks_frame
 from webgym.cli import app
 from webgym.config import SplitConfig
@@ -267,3 +268,9 @@ def test_split_task_ids_are_the_tasks_of_one_split():
     tasks = tasks_frame()
     assert (split_task_ids(tasks, "train"), split_task_ids(tasks, "test")) == ({"t1", "t2"}, {"t3"})
     assert split_task_ids(tasks, "validation") == set()
+
+
+def test_only_tasks_of_whole_site_sources_need_the_site_table():
+    tasks, config = tasks_frame(), SplitConfig()
+    assert needs_site_table(tasks.assign(source=config.whole_site_sources[0]), config)
+    assert not needs_site_table(tasks.assign(source="mind2web"), config)

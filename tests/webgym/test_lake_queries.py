@@ -56,13 +56,14 @@ def test_accepted_checkpoints_and_promotions_of_one_iteration_and_objective(lake
         for t, iteration, objective in [(0, 1, "filtered_bc"), (1, 1, "grpo"), (2, 0, "filtered_bc")]]))
     lake.write_table("checkpoints", rows([
         Checkpoint(checkpoint_id=f"ck{i}", iteration=iteration, path=f"/ckpt/{i}", objective=objective,
-                   metrics={}, created_at=NOW)
-        for i, (iteration, objective) in enumerate([(1, "filtered_bc"), (1, "grpo"), (0, "filtered_bc")])]))
+                   metrics={}, created_at=NOW + dt.timedelta(minutes=minutes))
+        for i, (iteration, objective, minutes) in enumerate([(1, "grpo", 5), (1, "grpo", 0), (0, "filtered_bc", 0)])]))
     lake.write_table("promotions", rows([
         Promotion(checkpoint_id=f"ck{i}", iteration=i, promoted=True, evaluation="v", episodes=4, success_rate=0.5,
                   reason="promoted", decided_at=NOW) for i in range(3)]))
     assert list(queries.accepted_rows(lake, 1, "filtered_bc")["t"]) == [0]
     assert list(queries.accepted_rows(lake, 1, "grpo", ["t"]).columns) == ["t"]
-    assert list(queries.iteration_checkpoints(lake, 1, "grpo")["checkpoint_id"]) == ["ck1"]
-    assert list(queries.promotion_of(lake, "ck2")["iteration"]) == [2]
-    assert queries.promotion_of(lake, "ck9").empty
+    assert queries.iteration_checkpoint(lake, 1, "grpo")["checkpoint_id"] == "ck0"  # the newest of a resumed run
+    assert queries.iteration_checkpoint(lake, 1, "filtered_bc") is None
+    assert queries.promotion_of(lake, "ck2")["iteration"] == 2
+    assert queries.promotion_of(lake, "ck9") is None

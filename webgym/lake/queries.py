@@ -9,7 +9,7 @@ groups are decoded; ids are compared as strings, which also makes an empty list 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -70,16 +70,19 @@ def accepted_rows(lake: Lake, iteration: int, objective: str, columns: list[str]
     return lake.read_table("accepted", columns, filter=_of_iteration(iteration, objective))
 
 
-def iteration_checkpoints(lake: Lake, iteration: int, objective: str) -> pd.DataFrame:
-    """The checkpoints trained in `iteration` with `objective` (one, unless a resumed run wrote another)."""
-    return lake.read_table("checkpoints", filter=_of_iteration(iteration, objective))
+def iteration_checkpoint(lake: Lake, iteration: int, objective: str) -> dict[str, Any] | None:
+    """The checkpoints row trained in `iteration` with `objective` (the newest, should a resumed run have
+    written another); None when the iteration has trained none yet."""
+    found = lake.read_table("checkpoints", filter=_of_iteration(iteration, objective))
+    return None if found.empty else found.sort_values("created_at").iloc[-1].to_dict()
 
 
-def promotion_of(lake: Lake, checkpoint_id: str) -> pd.DataFrame:
-    """The promotions row of a checkpoint (empty when no decision was written yet)."""
+def promotion_of(lake: Lake, checkpoint_id: str) -> dict[str, Any] | None:
+    """The promotions row of a checkpoint; None when no decision was written yet."""
     import pyarrow.dataset as ds
 
-    return lake.read_table("promotions", filter=ds.field("checkpoint_id") == checkpoint_id)
+    found = lake.read_table("promotions", filter=ds.field("checkpoint_id") == checkpoint_id)
+    return None if found.empty else found.iloc[0].to_dict()
 
 
 def blocking_judgments(lake: Lake, columns: list[str] | None = None) -> pd.DataFrame:
