@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from prefect.artifacts import (
     create_link_artifact,
@@ -20,13 +19,10 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
+from flows.reports import NightlySummary, RolloutReport
 from stages.evaluate import EvaluateReport
 from stages.judge.run import JudgeSummary
-
-if TYPE_CHECKING:  # the flows import this module: their report classes only annotate here
-    from flows.nightly import NightlySummary
-    from flows.rollout import RolloutReport
-    from webgym.rollout.runner import Progress
+from webgym.rollout.runner import Progress
 
 
 def _markdown(title: str, lines: Iterable[str]) -> str:

@@ -28,8 +28,8 @@ from stages.dedup import duplicate_tasks, without_duplicates
 from stages.ingest import FileReport, files_by_source, seed_tasks_from_files, seed_tasks_from_records
 from stages.ingest.read import Record
 from stages.revisions import chosen_revisions
-from stages.split import assigned_splits, same_splits, split_counts
-from stages.stale import flagged_stale, refreshed_seeds, stale_summary
+from stages.split import assigned_splits, needs_site_table, same_splits, split_counts
+from stages.stale import any_to_rewrite, flagged_stale, refreshed_seeds, seeds_to_annotate, stale_summary
 from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
 from webgym.lake import Lake
@@ -165,9 +165,9 @@ def annotate_seeds(config: Config) -> AnnotateReport:
     todo = flagged_stale(pending_seeds(kept, lake.read_table("tasks", columns=["task_id"])), day)
     report = AnnotateReport(pending=len(todo), stale=stale_summary(todo, stale.handle),
                             stale_as_of=f"{day.isoformat()}, {stale.handle}")
-    todo = todo[todo["stale_phrase"].isna()] if stale.handle == "drop" else todo
+    todo = seeds_to_annotate(todo, stale.handle)
     purposes = ([settings.purpose] if asks_llm(todo) else []) + (
-        [stale.purpose] if stale.handle == "rewrite" and todo["stale_phrase"].notna().any() else [])
+        [stale.purpose] if any_to_rewrite(todo, stale.handle) else [])
     llm = LLM(config.llm, lake, run_id="annotate") if purposes else None
     try:
         if llm:
@@ -238,8 +238,7 @@ def split_task_set(config: Config) -> tuple[dict[str, int], int]:
     lake = Lake(config.lake.data_dir)
     before = lake.read_table("tasks")
     split = config.taskset.split
-    synthetic = before["source"].isin(split.whole_site_sources).any()
-    sites = world_of(config.sites).table() if synthetic else None
+    sites = world_of(config.sites).table() if needs_site_table(before, split) else None
     tasks = assigned_splits(before, split, config.taskset.revisions, sites)
     if not same_splits(before, tasks):
         lake.replace_table("tasks", tasks, run_id="split")

@@ -11,7 +11,6 @@ import datetime as dt
 import logging
 from typing import Literal
 
-import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -19,10 +18,11 @@ from flows.artifacts import publish_evaluation
 from flows.gates import quality_gate
 from flows.judge import judge
 from flows.rollout import rollout
-from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows
+from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows, unrecorded
 from stages.iterations import latest_iteration
 from webgym.config import Config, load_config
 from webgym.lake import Lake
+from webgym.lake.queries import evals_of, trajectories_by_id
 from webgym.warehouse import query
 
 log = logging.getLogger(__name__)
@@ -38,13 +38,11 @@ def newest_iteration(config: Config) -> int:
 def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> EvaluateReport:
     """Write the evals rows of these episodes that are not there yet; report on all of them."""
     lake = Lake(config.lake.data_dir)
-    wanted = ds.field("trajectory_id").isin(trajectory_ids)
-    trajectories = lake.read_table("trajectories", filter=wanted)
+    trajectories = trajectories_by_id(lake, trajectory_ids)
     verdicts = query(lake, "SELECT trajectory_id, success FROM verdicts", config.judge)
     evaluation = evaluation_id(config.policy.label(greedy=True), trajectories["task_id"].tolist())
     rows = evaluation_rows(trajectories, verdicts, lake.read_table("tasks"), evaluation, dt.datetime.now(dt.UTC))
-    present = set(lake.read_table("evals", columns=["trajectory_id"], filter=wanted)["trajectory_id"])
-    new = rows[~rows["trajectory_id"].isin(present)]
+    new = unrecorded(rows, evals_of(lake, trajectory_ids, ["trajectory_id"]))
     if len(new):
         lake.write_table("evals", new, run_id=f"evals-{iteration}")
     report = evaluation_report(rows, iteration, evaluation)

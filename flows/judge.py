@@ -11,8 +11,6 @@ import dataclasses
 import datetime as dt
 import logging
 
-import pyarrow as pa
-import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -23,6 +21,8 @@ from stages.blocklist import (TRAJECTORY_COLUMNS, block_evidence, cleared_blockl
 from stages.judge.run import STEP_COLUMNS, JudgeSummary, judge_episodes, plan_judges
 from webgym.config import Config, load_config
 from webgym.lake import Lake
+from webgym.lake.queries import (blocked_episodes, blocking_judgments, iteration_trajectories, judgments_of,
+                                  steps_of, tasks_by_id)
 from webgym.llm.client import LLM
 
 log = logging.getLogger(__name__)
@@ -35,16 +35,15 @@ def judge_iteration(config: Config, iteration: int, judges: list[str] | None = N
     `judges` runs only those, LLM judges even where a rule already decided. LLM calls, resumable."""
     lake = Lake(config.lake.data_dir)
     plan = plan_judges(config, judges)
-    trajectories = lake.read_table("trajectories", filter=ds.field("iteration") == iteration)
+    trajectories = iteration_trajectories(lake, iteration)
     if trajectories.empty:
         raise MissingInputError(f"no trajectories of iteration {iteration} in the lake at {lake.root}: roll out "
                                 f"first (`webgym rollout --iteration {iteration}`, or the rollout flow)")
     log.info("judging iteration %d: %d trajectories, judges %s", iteration, len(trajectories),
              ", ".join(j.name for j in plan.judges))
-    mine = ds.field("trajectory_id").isin(trajectories["trajectory_id"].tolist())
-    tasks = lake.read_table("tasks", filter=ds.field("task_id").isin(trajectories["task_id"].unique().tolist()))
-    steps = lake.read_table("steps", columns=STEP_COLUMNS, filter=mine)
-    judgments = lake.read_table("judgments", columns=["trajectory_id", "judge", "status"], filter=mine)
+    tasks = tasks_by_id(lake, trajectories["task_id"].unique())
+    steps = steps_of(lake, trajectories["trajectory_id"], STEP_COLUMNS)
+    judgments = judgments_of(lake, trajectories["trajectory_id"], ["trajectory_id", "judge", "status"])
     llm = LLM(config.llm, lake, run_id=f"judge-{iteration}") if plan.purposes else None
     try:
         if llm:
@@ -68,14 +67,9 @@ def list_blocked_websites(config: Config) -> list[str]:
     """List the websites whose evidence (blocked episodes from env.block_after tasks, env.unreachable_after
     failed starts; stages/blocklist.py) now suffices; the websites newly listed."""
     lake = Lake(config.lake.data_dir)
-    flagged = lake.read_table("judgments", columns=["trajectory_id", "judge", "rationale", "blocked"],
-                              filter=ds.field("blocked"))
-    episodes = lake.read_table("trajectories", columns=TRAJECTORY_COLUMNS, filter=(
-        ds.field("termination").isin(["blocked", "navigation_failed"])
-        | ds.field("trajectory_id").isin(pa.array(flagged["trajectory_id"].tolist(), pa.string()))))
-    task_ids = pa.array(episodes["task_id"].unique().tolist(), pa.string())
-    tasks = lake.read_table("tasks", columns=["task_id", "source", "website", "start_url"],
-                            filter=ds.field("task_id").isin(task_ids))
+    flagged = blocking_judgments(lake, ["trajectory_id", "judge", "rationale", "blocked"])
+    episodes = blocked_episodes(lake, flagged["trajectory_id"], TRAJECTORY_COLUMNS)
+    tasks = tasks_by_id(lake, episodes["task_id"].unique(), ["task_id", "source", "website", "start_url"])
     blocklist = lake.read_table("blocklist")
     updated = updated_blocklist(blocklist, block_evidence(episodes, flagged, tasks), config.env.block_after,
                                 config.env.unreachable_after, dt.datetime.now(dt.UTC))

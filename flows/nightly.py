@@ -23,11 +23,9 @@ Every stage goes through `stage`, which runs it in this process or, with nightly
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pandas as pd
-import pyarrow.dataset as ds
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
@@ -36,6 +34,7 @@ from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
+from flows.reports import IterationSummary, NightlySummary
 from flows.rollout import rollout
 from flows.serve import serve
 from flows.train import TrainReport, acceptance, train
@@ -51,40 +50,9 @@ from stages.iterations import (
 from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
+from webgym.lake.queries import accepted_rows, iteration_trajectories, promotion_of
 from webgym.train.fit import VLM_POLICIES, require_base_model, require_training_device
 from webgym.warehouse import query
-
-
-@dataclass
-class IterationSummary:
-    """One iteration's figures, as the CLI prints them."""
-
-    iteration: int
-    kind: str
-    """warm start (oracle demonstrations + SFT), rollout, or no training signal (accept kept no step of
-    the rollouts: no checkpoint, the served policy stays)."""
-    episodes: int
-    rollout_success: float | None
-    accepted_steps: int
-    checkpoint_id: str | None
-    """The new checkpoint (None: no training signal)."""
-    promotion: dict | None
-    """The promotions row of the new checkpoint: promoted or kept back, with its validation figures."""
-    evaluation: EvaluateReport
-    """The held-out evaluation of the policy served after the iteration (success with intervals, by held-out
-    kind): the new checkpoint when promoted, else the one served before."""
-
-
-@dataclass
-class NightlySummary:
-    data_root: str
-    warehouse: str
-    report: str
-    rows: dict[str, int]
-    recovered_rows: int
-    iterations: list[IterationSummary] = field(default_factory=list)
-    baseline: EvaluateReport | None = None
-    """Held-out evaluation of the untrained starting policy, when this run evaluated it."""
 
 
 class StageFailed(RuntimeError):
@@ -131,9 +99,9 @@ def record_promotion(config: Config, plan: IterationPlan, checkpoint_id: str, va
     """The promotion decision of a new checkpoint (stages/promote.py), written once: a resumed night
     reuses the decision it made."""
     lake = Lake(config.lake.data_dir)
-    present = lake.read_table("promotions", filter=ds.field("checkpoint_id") == checkpoint_id)
-    if len(present):
-        return present.iloc[0].to_dict()
+    present = promotion_of(lake, checkpoint_id)
+    if present:
+        return present
     row = promotion(plan.iteration, checkpoint_id, validated, plan.checkpoint_id, served_validated,
                     config.nightly.promotion_tolerance, dt.datetime.now(dt.UTC))
     lake.write_table("promotions", pd.DataFrame([row]), run_id=f"promote-{plan.iteration}")
@@ -152,10 +120,8 @@ def episodes_success(config: Config, trajectory_ids: list[str]) -> float | None:
 def trained_iteration(config: Config, plan: IterationPlan) -> tuple[list[str], int]:
     """(episode ids, accepted steps) of an iteration trained before the run stopped, as the lake holds them."""
     lake, objective = Lake(config.lake.data_dir), plan.trained["objective"]
-    trajectories = lake.read_table("trajectories", columns=["trajectory_id", "iteration", "purpose"],
-                                   filter=ds.field("iteration") == plan.iteration)
-    accepted = lake.read_table("accepted", columns=["t"], filter=(ds.field("iteration") == plan.iteration)
-                               & (ds.field("objective") == objective))
+    trajectories = iteration_trajectories(lake, plan.iteration, ["trajectory_id", "iteration", "purpose"])
+    accepted = accepted_rows(lake, plan.iteration, objective, ["t"])
     return rolled_out(trajectories, plan.iteration), len(accepted)
 
 

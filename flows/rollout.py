@@ -10,48 +10,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.artifacts import progress_publisher, publish_rollout
 from flows.gates import MissingInputError, quality_gate
 from flows.judge import list_blocked_websites
+from flows.reports import RolloutReport
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
 from stages.blocklist import listed_websites
-from stages.sample import batch_seed, evaluation_batch, training_batch
+from stages.sample import batch_seed, evaluation_batch, split_task_ids, training_batch
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
+from webgym.lake.queries import tasks_by_id
 from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class RolloutReport:
-    """What the flow did, summed over shards."""
-
-    run_key: str = ""
-    trajectory_ids: list[str] = field(default_factory=list)
-    """Every episode of this rollout, run now or by an earlier try."""
-    episodes: int = 0
-    skipped: int = 0
-    steps: int = 0
-    wall_s: float = 0.0
-    terminations: dict[str, int] = field(default_factory=dict)
-
-    def add(self, shard: dict[str, Any]) -> None:
-        self.episodes += shard["episodes"]
-        self.skipped += shard["skipped"]
-        self.steps += shard["steps"]
-        self.wall_s = max(self.wall_s, shard["wall_s"])
-        for name, count in shard["terminations"].items():
-            self.terminations[name] = self.terminations.get(name, 0) + count
 
 
 @task(cache_policy=NO_CACHE)
@@ -60,11 +38,12 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
     difficulty ratio (blocklist skipped), or the validation or held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
-    if not (tasks["split"] == split).any():
+    in_split = split_task_ids(tasks, split)
+    if not in_split:
         raise MissingInputError(f"no {split} tasks in the lake at {lake.root} ({len(tasks)} tasks in all): build the "
                                 "task set first (`webgym taskset build`, or the build_taskset flow)")
     if chosen is not None:
-        unknown = sorted(set(chosen) - set(tasks.loc[tasks["split"] == split, "task_id"]))
+        unknown = sorted(set(chosen) - in_split)
         if unknown:
             raise MissingInputError(f"{len(unknown)} of the {len(chosen)} chosen tasks are not {split} tasks of the "
                                     f"lake at {lake.root}: {', '.join(unknown[:3])}")
@@ -79,7 +58,7 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
 def rollout_shard(task_ids: list[str], config: Config, iteration: int, run_key: str, shard: int,
                   purpose: Purpose) -> dict[str, Any]:
     """Roll out one shard of tasks in this worker; finished episodes of an earlier try are skipped."""
-    tasks = Lake(config.lake.data_dir).read_table("tasks", filter=ds.field("task_id").isin(task_ids))
+    tasks = tasks_by_id(Lake(config.lake.data_dir), task_ids)
     publish = progress_publisher(f"rollout {run_key} shard {shard}")
     summary = asyncio.run(rollout_tasks(tasks, config, iteration, run_key, shard, purpose, publish))
     return {"episodes": summary.episodes, "skipped": summary.skipped, "steps": summary.steps,

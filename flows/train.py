@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-import pyarrow.dataset as ds
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
@@ -23,6 +22,7 @@ from stages.iterations import latest_checkpoint
 from stages.promote import rejected_checkpoints
 from webgym.config import Config, Objective, checkpoints_dir, load_config, replaced
 from webgym.lake import Lake
+from webgym.lake.queries import accepted_rows, iteration_checkpoint, iteration_trajectories, judgments_of
 from webgym.train.fit import fit_policy
 from webgym.warehouse import query
 
@@ -55,13 +55,12 @@ def acceptance(config: Config, iteration: int) -> Acceptance:
 
 def _require_judged(lake: Lake, iteration: int) -> None:
     """MissingInputError naming the command to run first when the iteration has no trajectories or no judgments."""
-    ids = lake.read_table("trajectories", columns=["trajectory_id"], filter=ds.field("iteration") == iteration)
+    ids = iteration_trajectories(lake, iteration, ["trajectory_id"])
     if ids.empty:
         raise MissingInputError(f"no trajectories of iteration {iteration} in the lake at {lake.root}: roll out and "
                                 f"judge first (`webgym rollout --iteration {iteration}`, then `webgym judge run "
                                 f"--iteration {iteration}`)")
-    judged = lake.read_table("judgments", columns=["trajectory_id"],
-                             filter=ds.field("trajectory_id").isin(ids["trajectory_id"].tolist()))
+    judged = judgments_of(lake, ids["trajectory_id"], ["trajectory_id"])
     if judged.empty:
         raise MissingInputError(f"none of the {len(ids)} trajectories of iteration {iteration} is judged: run "
                                 f"`webgym judge run --iteration {iteration}` first")
@@ -72,8 +71,7 @@ def select_steps(config: Config, iteration: int) -> dict:
     """Write the accepted rows of `iteration` (once) and return their count and the selection figures."""
     lake = Lake(config.lake.data_dir)
     objective = config.accept.objective
-    present = lake.read_table("accepted", filter=(ds.field("iteration") == iteration)
-                              & (ds.field("objective") == objective))
+    present = accepted_rows(lake, iteration, objective)
     if len(present):
         log.info("iteration %d: %d accepted steps (%s) already written", iteration, len(present), objective)
         return {"accepted_steps": len(present), "groups_missing": None, "problems": [], "resumed": True}
@@ -91,14 +89,11 @@ def fit(config: Config, iteration: int) -> dict:
     """Train on the accepted rows of `iteration` from the served checkpoint (the newest earlier one not kept
     back by promotion); record the new one (once per iteration and objective)."""
     lake = Lake(config.lake.data_dir)
-    done = lake.read_table("checkpoints", filter=(ds.field("iteration") == iteration)
-                           & (ds.field("objective") == config.train.objective))
-    if len(done):
-        row = done.sort_values("created_at").iloc[-1]
-        return {"checkpoint_id": row["checkpoint_id"], "path": row["path"], "metrics": dict(row["metrics"]),
+    done = iteration_checkpoint(lake, iteration, config.train.objective)
+    if done:
+        return {"checkpoint_id": done["checkpoint_id"], "path": done["path"], "metrics": dict(done["metrics"]),
                 "problems": [], "resumed": True}
-    accepted = lake.read_table("accepted", filter=(ds.field("iteration") == iteration)
-                               & (ds.field("objective") == config.accept.objective))
+    accepted = accepted_rows(lake, iteration, config.accept.objective)
     if accepted.empty:
         raise ValueError(f"iteration {iteration}: accept kept no step (no successful, unblocked episode under "
                          f"{config.accept.objective}); roll out and judge more before training")

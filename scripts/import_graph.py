@@ -3,11 +3,13 @@
     .venv/bin/python scripts/import_graph.py            # a summary line, then each circle and upward arrow
     .venv/bin/python scripts/import_graph.py --edges    # also every module -> module edge
     .venv/bin/python scripts/import_graph.py --root ../other-checkout
+    .venv/bin/python scripts/import_graph.py --annotations   # also count imports under `if TYPE_CHECKING:`
 
 Layers, lowest first: schemas, webgym.config, the runtime (the rest of webgym), stages, flows, webgym.cli.
 An arrow is upward when a module imports one of a higher layer; a circle is a set of modules that import
 each other through top-level or function-level imports (strongly connected components of the graph);
-imports under `if TYPE_CHECKING:` are for annotations only and not counted.
+imports under `if TYPE_CHECKING:` are for annotations only and not counted, unless --annotations asks for
+them: a circle they close is no import error, but still two modules that each need the other's types.
 Only the files are read (ast); nothing is imported, so the command works on any checkout.
 """
 
@@ -43,8 +45,8 @@ def _typing_only(tree: ast.AST) -> set[ast.AST]:
         "TYPE_CHECKING") for child in node.body for inner in ast.walk(child)}
 
 
-def _imported(tree: ast.AST, name: str, is_package: bool) -> Iterator[str]:
-    typing_only = _typing_only(tree)
+def _imported(tree: ast.AST, name: str, is_package: bool, annotations: bool) -> Iterator[str]:
+    typing_only = set() if annotations else _typing_only(tree)
     for node in ast.walk(tree):
         if node in typing_only:
             continue
@@ -60,13 +62,14 @@ def _imported(tree: ast.AST, name: str, is_package: bool) -> Iterator[str]:
             yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
-def graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """module -> the project modules it imports (a `from package import name` counts when name is a module)."""
+def graph(root: Path = ROOT, annotations: bool = False) -> dict[str, set[str]]:
+    """module -> the project modules it imports (a `from package import name` counts when name is a module);
+    with `annotations`, also those imported under `if TYPE_CHECKING:`."""
     known = modules(root)
     edges: dict[str, set[str]] = {}
     for name, path in known.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        targets = {t for t in _imported(tree, name, path.name == "__init__.py") if t in known and t != name}
+        targets = {t for t in _imported(tree, name, path.name == "__init__.py", annotations) if t in known and t != name}
         edges[name] = {t for t in targets if not name.startswith(f"{t}.")}  # a package's own __init__ is no arrow
     return edges
 
@@ -122,9 +125,10 @@ def circles(edges: dict[str, set[str]]) -> list[list[str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", action="store_true", help="also print every edge")
+    parser.add_argument("--annotations", action="store_true", help="also count imports under `if TYPE_CHECKING:`")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to read (default: this one)")
     args = parser.parse_args()
-    edges = graph(args.root)
+    edges = graph(args.root, args.annotations)
     found_circles, found_upward = circles(edges), upward(edges)
     print(f"{len(edges)} modules, {sum(map(len, edges.values()))} imports, {len(found_circles)} circle(s), "
           f"{len(found_upward)} upward arrow(s)")

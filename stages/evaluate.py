@@ -37,6 +37,12 @@ def evaluation_rows(trajectories: pd.DataFrame, verdicts: pd.DataFrame, tasks: p
     return rows[schema_for("evals").columns]
 
 
+def unrecorded(rows: pd.DataFrame, recorded: pd.DataFrame) -> pd.DataFrame:
+    """The evals `rows` whose trajectory has no row in `recorded` (the evals table's) yet: what an evaluation
+    resumed after a crash still writes, so each episode is recorded once."""
+    return rows[~rows["trajectory_id"].isin(recorded["trajectory_id"])]
+
+
 def success_by(evals: pd.DataFrame, column: str) -> pd.DataFrame:
     """Episodes, successes, success rate and its 95% Wilson interval per value of `column` (band, domain,
     held-out kind...), plus an `all` row."""

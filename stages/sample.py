@@ -54,6 +54,11 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
     return pool.iloc[rows].reset_index(drop=True)
 
 
+def split_task_ids(tasks: pd.DataFrame, split: str) -> set[str]:
+    """The ids of the tasks of `split` (none when the task set is not built or not split yet)."""
+    return set(tasks.loc[tasks["split"] == split, "task_id"])
+
+
 def evaluation_batch(tasks: pd.DataFrame, size: int | None = None, seed: int = 0,
                      split: str = "test") -> pd.DataFrame:
     """The tasks to evaluate on: every task of `split` (test: held out; validation: promotion checks), or

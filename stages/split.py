@@ -143,6 +143,12 @@ def split_tasks(tasks: pd.DataFrame, config: SplitConfig, sites: pd.DataFrame | 
     return result
 
 
+def needs_site_table(tasks: pd.DataFrame, config: SplitConfig) -> bool:
+    """Whether a task is of a source split by whole sites (`whole_site_sources`: the synthetic sites), whose
+    split then needs the world's site table (families and generated instances)."""
+    return bool(tasks["source"].isin(config.whole_site_sources).any())
+
+
 def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, revisions: WhichRevision = "newest",
                     sites: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every task of `tasks` with its split drawn afresh by `split_tasks` over the tasks of the chosen

@@ -132,6 +132,17 @@ def flagged_stale(seeds: pd.DataFrame, as_of: dt.date) -> pd.DataFrame:
                         stale_as_of=pd.Series([checked] * len(seeds), index=seeds.index, dtype="datetime64[us, UTC]"))
 
 
+def seeds_to_annotate(seeds: pd.DataFrame, handle: str) -> pd.DataFrame:
+    """The flagged seed tasks (`flagged_stale`) annotation takes: all of them, but the stale ones left out
+    under handle `drop`."""
+    return seeds[seeds["stale_phrase"].isna()] if handle == "drop" else seeds
+
+
+def any_to_rewrite(seeds: pd.DataFrame, handle: str) -> bool:
+    """Whether handle `rewrite` has a stale seed task to rewrite (then the stale purpose's LLM is needed)."""
+    return handle == "rewrite" and bool(seeds["stale_phrase"].notna().any())
+
+
 def stale_counts(seeds: pd.DataFrame) -> dict[str, int]:
     """Flagged seed tasks per source (sources without any left out)."""
     return {str(k): int(v) for k, v in seeds.loc[seeds["stale_phrase"].notna(), "source"].value_counts()

@@ -4,27 +4,30 @@ Every figure is a query over the views of webgym/warehouse.py, so what the page 
 `webgym sql` answers. Plots are PNGs drawn with matplotlib's Agg canvas and embedded as base64:
 the page works offline, has no script and can be mailed or archived as one file. A section whose
 views are empty says "no data yet" instead of drawing an empty plot.
+
+The figures are rows of one table, FIGURES (query, panels, caption, tables per figure), drawn by one
+renderer (webgym/figures.py); only the held-out curve, whose points and intervals are computed here, and
+the table-only sections are functions of their own.
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import html
-import io
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import duckdb
 import pandas as pd
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from schemas import TABLES
 from schemas.values import DIFFICULTY_BANDS
 from webgym import warehouse
 from webgym.config import project_path
+from webgym.figures import FigureSpec, Panel, embedded, no_data, render_figure, table_html
 from webgym.lake import Lake
 from webgym.stats import wilson_interval
 
@@ -47,55 +50,6 @@ def default_path(lake: Lake) -> Path:
     """reports/report.html beside a local lake (data/ -> reports/), under the project for a remote one."""
     base = Path(lake.root).parent if lake.is_local else project_path(".")
     return base / "reports" / "report.html"
-
-
-# -- HTML pieces ---------------------------------------------------------------------------
-
-def _figure(fig: Figure, caption: str) -> str:
-    """The figure as an embedded PNG with its caption."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    text = html.escape(caption)
-    return (f'<figure><img alt="{text}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{text}</figcaption></figure>")
-
-
-def _table(frame: pd.DataFrame, table_id: str) -> str:
-    table = frame.to_html(index=False, table_id=table_id, border=0, na_rep="",
-                          float_format=lambda value: f"{value:.4g}")
-    return f'<div class="table">{table}</div>'
-
-
-def _rate_errorbar(ax: Axes, frame: pd.DataFrame, x: str, label: str) -> None:
-    """Success rate of `frame` against `x` with its 95% interval (columns success_rate, ci_low, ci_high)."""
-    errors = [frame.success_rate - frame.ci_low, frame.ci_high - frame.success_rate]
-    ax.errorbar(frame[x], frame.success_rate, yerr=errors, marker="o", capsize=3, label=label)
-
-
-def _no_data(what: str) -> str:
-    return f'<p class="no-data">no data yet: {html.escape(what)}</p>'
-
-
-def _iteration_axis(ax: Axes, iterations: pd.Series) -> None:
-    """Integer ticks at the iterations present (matplotlib would draw 0.5 steps)."""
-    ax.set_xticks(sorted(iterations.unique()))
-    ax.set_xlabel("iteration")
-
-
-def _stacked_barh(ax: Axes, frame: pd.DataFrame, index: str, columns: str, values: str,
-                  order: list[str] | None = None) -> None:
-    """Horizontal bars of `values` per `index`, stacked by `columns`."""
-    table = frame.pivot_table(index=index, columns=columns, values=values, aggfunc="sum", fill_value=0)
-    if order:
-        table = table.reindex([name for name in order if name in table.index])
-    left = pd.Series(0.0, index=table.index)
-    for column in table.columns:
-        ax.barh(table.index, table[column], left=left, label=str(column))
-        left += table[column]
-    ax.invert_yaxis()
-    ax.locator_params(axis="x", nbins=5)
-    ax.legend(fontsize="small")
 
 
 # -- sections: each takes a connection to the warehouse views and returns its HTML body ------
@@ -126,9 +80,12 @@ def _points(con: duckdb.DuckDBPyConnection, evaluation: str) -> pd.DataFrame:
 
 
 def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
+    """The headline curve: not a FIGURES row, since its x axis is the labelled points of `_points` (not
+    iterations), its kinds sit side by side, and the overall rate and its Wilson intervals are summed here
+    from the per-kind counts."""
     found = con.execute(HEADLINE_EVALUATION).fetchall()
     if not found:
-        return _no_data("no evaluation on held-out tasks in the evals table")
+        return no_data("no evaluation on held-out tasks in the evals table")
     evaluation = found[0][0]
     points = _points(con, evaluation)
     order = {(i, c): x for x, (i, c) in enumerate(zip(points["iteration"], points["checkpoint"], strict=True))}
@@ -178,175 +135,98 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
         FROM evals WHERE evaluation IS DISTINCT FROM ? GROUP BY ALL ORDER BY ALL""", [evaluation]).df()
     listed = "" if others.empty else (
         "<p class=\"meta\">Other evaluations (other task samples or settings, not comparable with the curve):</p>"
-        + _table(others, "other-evaluations"))
+        + table_html(others, "other-evaluations"))
     by_band = bands.merge(points[["iteration", "checkpoint", "point"]], on=["iteration", "checkpoint"])
     by_band = by_band.sort_values(["x", "difficulty_band"])
-    return (_figure(fig, caption)
-            + _table(table[["point", "checkpoint", "held_out", "episodes", "successes", "success_rate", "ci_low",
+    return (embedded(fig, caption)
+            + table_html(table[["point", "checkpoint", "held_out", "episodes", "successes", "success_rate", "ci_low",
                             "ci_high"]], "heldout-success")
-            + _table(by_band[["point", "difficulty_band", "episodes", "successes", "success_rate"]],
+            + table_html(by_band[["point", "difficulty_band", "episodes", "successes", "success_rate"]],
                      "heldout-success-by-band")
             + listed)
 
 
-def training_success(con: duckdb.DuckDBPyConnection) -> str:
-    frame = con.execute("SELECT * FROM rollout_success WHERE purpose <> 'evaluation'").df()
-    if frame.empty:
-        return _no_data("no judged training or demonstration episode")
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
-    ax = fig.subplots()
-    for purpose, rows in frame.groupby("purpose"):
-        _rate_errorbar(ax, rows, "iteration", str(purpose))
-    ax.set_ylabel("success rate")
-    ax.set_ylim(0, 1.05)
-    ax.legend(fontsize="small")
-    _iteration_axis(ax, frame.iteration)
-    caption = ("Judged success of the episodes each iteration trained from, with 95% Wilson intervals: train is "
-               "the policy's own rollouts (the learning curve), demonstration the oracle's warm-start episodes; "
-               "held-out evaluations are never mixed in (see above). View rollout_success.")
-    return _figure(fig, caption) + _table(frame, "rollout-success")
+def _websites(splits: pd.DataFrame) -> list[str]:
+    return [f"{n} website{'s' * (n != 1)}" for n in splits.websites]
 
 
-def training(con: duckdb.DuckDBPyConnection) -> str:
-    checkpoints = con.execute("""
-        SELECT checkpoint_id, iteration, objective, metrics['train/loss'] AS loss,
-               metrics['train/accuracy'] AS accuracy
-        FROM checkpoints ORDER BY iteration, created_at""").df()
-    accepted = con.execute("SELECT * FROM accepted_by_iteration").df()
-    if checkpoints.empty and accepted.empty:
-        return _no_data("the checkpoints and accepted tables are empty")
-    fig = Figure(figsize=(11, 3.5), layout="constrained")
-    loss, accuracy, steps = fig.subplots(1, 3)
-    for ax, column in ((loss, "loss"), (accuracy, "accuracy")):
-        points = checkpoints.dropna(subset=[column])
-        ax.plot(points.iteration, points[column], marker="o")
-        ax.set_title(f"train/{column} per checkpoint")
-        _iteration_axis(ax, checkpoints.iteration)
-    accuracy.set_ylim(0, 1.05)
-    for objective, rows in accepted.groupby("objective"):
-        steps.bar(rows.iteration, rows.steps, label=str(objective), alpha=0.7)
-    steps.set_title("accepted steps per iteration")
-    if not accepted.empty:
-        steps.legend(fontsize="small")
-        _iteration_axis(steps, accepted.iteration)
-    caption = ("Training per iteration: the final loss and decision accuracy (on its training samples) of each "
-               "checkpoint, from its metrics, and the steps accept kept for it, per objective. Views checkpoints "
-               "and accepted_by_iteration.")
-    return _figure(fig, caption) + _table(checkpoints, "training-metrics") + _table(accepted, "accepted-steps")
-
-
-STAGES = {"rollout_s": "rollout", "judge_s": "judge", "train_s": "train", "evaluation_rollout_s": "evaluation rollout"}
-
-
-def wall_time(con: duckdb.DuckDBPyConnection) -> str:
-    frame = con.execute("SELECT * FROM stage_wall_time").df()
-    if frame.empty:
-        return _no_data("no episodes or checkpoints")
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
-    ax = fig.subplots()
-    bottom = pd.Series(0.0, index=frame.index)
-    for column, label in STAGES.items():
-        seconds = frame[column].fillna(0.0).astype(float)
-        ax.bar(frame.iteration, seconds, bottom=bottom, label=label)
-        bottom += seconds
-    ax.set_ylabel("seconds")
-    ax.legend(fontsize="small")
-    _iteration_axis(ax, frame.iteration)
-    caption = ("Wall time per iteration and stage, from the times the lake records (episode starts and ends, "
-               "judgment times, the trainer's own clock); a nightly run does nightly.iterations iterations, and "
-               "`started` dates each one. View stage_wall_time.")
-    return _figure(fig, caption) + _table(frame, "stage-wall-time")
-
-
-def same_screenshot(con: duckdb.DuckDBPyConnection) -> str:
-    frame = con.execute("SELECT iteration, steps, same_screenshot_rate FROM same_screenshot_rate "
-                        "WHERE purpose = 'train'").df()
-    if frame.empty:
-        return _no_data("no training-rollout steps with a previous screenshot")
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
-    ax = fig.subplots()
-    ax.bar(frame.iteration, frame.same_screenshot_rate)
-    ax.set_ylabel("share of steps")
-    ax.set_ylim(bottom=0)
-    _iteration_axis(ax, frame.iteration)
-    caption = ("Share of steps whose screenshot equals the one before in the same episode, per iteration "
-               "(training rollouts of the policy): the agent repeated an action that changed nothing. "
-               "View same_screenshot_rate.")
-    return _figure(fig, caption) + _table(frame, "same-screenshot-rate")
-
-
-def episode_length(con: duckdb.DuckDBPyConnection) -> str:
-    lengths = con.execute("SELECT iteration, n_steps FROM trajectories ORDER BY iteration").df()
-    if lengths.empty:
-        return _no_data("the trajectories table is empty")
-    groups = lengths.groupby("iteration").n_steps
-    fig = Figure(figsize=(6, 3.5), layout="constrained")
-    ax = fig.subplots()
-    ax.boxplot([values.to_numpy() for _, values in groups], positions=list(groups.groups), showmeans=True)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("steps per episode")
-    caption = ("Distribution of steps per episode per iteration (box: quartiles, line: median, triangle: mean, "
-               "circles: outliers), training and evaluation episodes. Views trajectories and steps_per_trajectory.")
-    summary = con.execute("SELECT * FROM steps_per_trajectory").df()
-    return _figure(fig, caption) + _table(summary, "steps-per-trajectory")
-
-
-def task_set(con: duckdb.DuckDBPyConnection) -> str:
-    splits = con.execute("SELECT coalesce(split, 'unsplit') AS split, tasks, websites FROM tasks_by_split").df()
-    if splits.empty:
-        return _no_data("the tasks table is empty")
-    fig = Figure(figsize=(11, 7.5), layout="constrained")
-    *composition, by_split = fig.subplots(2, 2).flat
-    for ax, (view, column, order) in zip(composition, [("tasks_by_source", "source", None),
-                                                ("tasks_by_domain", "domain", None),
-                                                ("tasks_by_band", "difficulty_band", BAND_ORDER)]):
-        frame = con.execute(f"SELECT coalesce({column}, 'unknown') AS {column}, coalesce(split, 'unsplit') AS split, "
-                            f"tasks FROM {view}").df()
-        _stacked_barh(ax, frame, column, "split", "tasks", order)
-        ax.set_title(f"tasks by {column.replace('_', ' ')}")
-    bars = by_split.bar(splits.split, splits.tasks)
-    by_split.bar_label(bars, labels=[f"{n} website{'s' * (n != 1)}" for n in splits.websites], fontsize="small")
-    by_split.set_title("tasks by split")
-    caption = ("Task set composition: tasks per source, domain and difficulty band, stacked by split, and tasks "
-               "per split with their distinct websites. Views tasks_by_source, tasks_by_domain, tasks_by_band and "
-               "tasks_by_split.")
-    return _figure(fig, caption) + _table(splits, "tasks-by-split")
-
-
-def llm_calls(con: duckdb.DuckDBPyConnection) -> str:
-    frame = con.execute("SELECT * FROM llm_cost_by_purpose").df()
-    if frame.empty:
-        return _no_data("the llm_calls table is empty")
-    fig = Figure(figsize=(11, 3.8), layout="constrained")
-    calls, cost = fig.subplots(1, 2)
-    _stacked_barh(calls, frame, "purpose", "model", "calls")
-    calls.set_title("calls (cache hits included)")
-    _stacked_barh(cost, frame.fillna({"cost_usd": 0.0}), "purpose", "model", "cost_usd")
-    cost.set_title("cost (USD)")
-    caption = ("LLM requests and their estimated cost per purpose, stacked by model; models without a price in "
-               "llm.prices count no cost. Views llm_cost_by_purpose and, below it, llm_cost_by_stage (per day).")
-    by_stage = con.execute("SELECT * FROM llm_cost_by_stage").df()
-    return _figure(fig, caption) + _table(frame, "llm-cost-by-purpose") + _table(by_stage, "llm-cost-by-stage")
-
-
-def throughput(con: duckdb.DuckDBPyConnection) -> str:
-    frame = con.execute("SELECT * FROM rollout_throughput").df()
-    if frame.empty:
-        return _no_data("the trajectories table is empty")
-    fig = Figure(figsize=(11, 3.8), layout="constrained")
-    axes = fig.subplots(1, 2)
-    for ax, column, label in zip(axes, ["episodes_per_s", "steps_per_s"], ["episodes / s", "steps / s"]):
-        for purpose, rows in frame.groupby("purpose"):
-            ax.plot(rows.iteration, rows[column], marker="o", label=purpose)
-        ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
-        ax.legend(fontsize="small")
-        _iteration_axis(ax, frame.iteration)
-    caption = ("Rollout throughput per iteration, training and evaluation episodes apart and each policy version "
-               "apart (iteration 0 evaluates the untrained policy and the warm start: two points): episodes and "
-               "steps per second of wall time, from the first episode's start to the last one's end (a rollout "
-               "resumed later counts its pause). View rollout_throughput.")
-    return _figure(fig, caption) + _table(frame, "rollout-throughput")
+FIGURES: list[FigureSpec] = [
+    FigureSpec(
+        "training-success", "Training-rollout success", "SELECT * FROM rollout_success WHERE purpose <> 'evaluation'",
+        "no judged training or demonstration episode",
+        (Panel("rate", group="purpose", ylabel="success rate", ylim=(0, 1.05)),),
+        "Judged success of the episodes each iteration trained from, with 95% Wilson intervals: train is the "
+        "policy's own rollouts (the learning curve), demonstration the oracle's warm-start episodes; held-out "
+        "evaluations are never mixed in (see above). View rollout_success.",
+        ((None, "rollout-success"),)),
+    FigureSpec(
+        "training", "Loss, accuracy and accepted steps",
+        """SELECT checkpoint_id, iteration, objective, metrics['train/loss'] AS loss,
+                  metrics['train/accuracy'] AS accuracy
+           FROM checkpoints ORDER BY iteration, created_at""",
+        "the checkpoints and accepted tables are empty",
+        (Panel("line", "loss", title="train/loss per checkpoint"),
+         Panel("line", "accuracy", title="train/accuracy per checkpoint", ylim=(0, 1.05)),
+         Panel("bar", "steps", group="objective", query="SELECT * FROM accepted_by_iteration",
+               title="accepted steps per iteration", alpha=0.7)),
+        "Training per iteration: the final loss and decision accuracy (on its training samples) of each checkpoint, "
+        "from its metrics, and the steps accept kept for it, per objective. Views checkpoints and "
+        "accepted_by_iteration.",
+        ((None, "training-metrics"), ("SELECT * FROM accepted_by_iteration", "accepted-steps")), size=(11, 3.5)),
+    FigureSpec(
+        "wall-time", "Wall time per stage", "SELECT * FROM stage_wall_time", "no episodes or checkpoints",
+        (Panel("stacked", ylabel="seconds", stack={"rollout_s": "rollout", "judge_s": "judge", "train_s": "train",
+                                                  "evaluation_rollout_s": "evaluation rollout"}),),
+        "Wall time per iteration and stage, from the times the lake records (episode starts and ends, judgment "
+        "times, the trainer's own clock); a nightly run does nightly.iterations iterations, and `started` dates "
+        "each one. View stage_wall_time.",
+        ((None, "stage-wall-time"),)),
+    FigureSpec(
+        "same-screenshot", "Same-screenshot rate",
+        "SELECT iteration, steps, same_screenshot_rate FROM same_screenshot_rate WHERE purpose = 'train'",
+        "no training-rollout steps with a previous screenshot",
+        (Panel("bar", "same_screenshot_rate", ylabel="share of steps", ylim=(0, None)),),
+        "Share of steps whose screenshot equals the one before in the same episode, per iteration (training "
+        "rollouts of the policy): the agent repeated an action that changed nothing. View same_screenshot_rate.",
+        ((None, "same-screenshot-rate"),)),
+    FigureSpec(
+        "episode-length", "Steps per trajectory", "SELECT iteration, n_steps FROM trajectories ORDER BY iteration",
+        "the trajectories table is empty",
+        (Panel("box", "n_steps", ylabel="steps per episode"),),
+        "Distribution of steps per episode per iteration (box: quartiles, line: median, triangle: mean, circles: "
+        "outliers), training and evaluation episodes. Views trajectories and steps_per_trajectory.",
+        (("SELECT * FROM steps_per_trajectory", "steps-per-trajectory"),)),
+    FigureSpec(
+        "task-set", "Task set",
+        "SELECT coalesce(split, 'unsplit') AS split, tasks, websites FROM tasks_by_split", "the tasks table is empty",
+        (*(Panel("barh", "tasks", x=column, group="split", title=f"tasks by {column.replace('_', ' ')}", order=order,
+                 query=f"SELECT coalesce({column}, 'unknown') AS {column}, coalesce(split, 'unsplit') AS split, "
+                       f"tasks FROM {view}")
+           for view, column, order in [("tasks_by_source", "source", None), ("tasks_by_domain", "domain", None),
+                                       ("tasks_by_band", "difficulty_band", BAND_ORDER)]),
+         Panel("bar", "tasks", x="split", title="tasks by split", bar_labels=_websites)),
+        "Task set composition: tasks per source, domain and difficulty band, stacked by split, and tasks per split "
+        "with their distinct websites. Views tasks_by_source, tasks_by_domain, tasks_by_band and tasks_by_split.",
+        ((None, "tasks-by-split"),), size=(11, 7.5), grid=(2, 2)),
+    FigureSpec(
+        "llm-calls", "LLM calls and cost", "SELECT * FROM llm_cost_by_purpose", "the llm_calls table is empty",
+        (Panel("barh", "calls", x="purpose", group="model", title="calls (cache hits included)"),
+         Panel("barh", "cost_usd", x="purpose", group="model", title="cost (USD)", fill=0.0)),
+        "LLM requests and their estimated cost per purpose, stacked by model; models without a price in llm.prices "
+        "count no cost. Views llm_cost_by_purpose and, below it, llm_cost_by_stage (per day).",
+        ((None, "llm-cost-by-purpose"), ("SELECT * FROM llm_cost_by_stage", "llm-cost-by-stage")), size=(11, 3.8)),
+    FigureSpec(
+        "throughput", "Rollout throughput", "SELECT * FROM rollout_throughput", "the trajectories table is empty",
+        (Panel("line", "episodes_per_s", group="purpose", ylabel="episodes / s", ylim=(0, None)),
+         Panel("line", "steps_per_s", group="purpose", ylabel="steps / s", ylim=(0, None))),
+        "Rollout throughput per iteration, training and evaluation episodes apart and each policy version apart "
+        "(iteration 0 evaluates the untrained policy and the warm start: two points): episodes and steps per "
+        "second of wall time, from the first episode's start to the last one's end (a rollout resumed later counts "
+        "its pause). View rollout_throughput.",
+        ((None, "rollout-throughput"),), size=(11, 3.8)),
+]
+"""The report's figures, in page order after the held-out curve: each a query over the warehouse views, its
+panels, caption and tables (webgym/figures.py draws them all)."""
 
 
 def checkpoints(con: duckdb.DuckDBPyConnection) -> str:
@@ -354,10 +234,10 @@ def checkpoints(con: duckdb.DuckDBPyConnection) -> str:
         SELECT checkpoint_id, iteration, objective, base, path, created_at, metrics
         FROM checkpoints ORDER BY iteration, created_at""").df()
     if frame.empty:
-        return _no_data("the checkpoints table is empty")
+        return no_data("the checkpoints table is empty")
     metrics = pd.DataFrame(frame.metrics.tolist(), index=frame.index)
     table = frame.drop(columns="metrics").join(metrics[sorted(metrics.columns)])
-    return _table(table, "checkpoints")
+    return table_html(table, "checkpoints")
 
 
 def promotions(con: duckdb.DuckDBPyConnection) -> str:
@@ -366,27 +246,20 @@ def promotions(con: duckdb.DuckDBPyConnection) -> str:
                reason
         FROM promotions ORDER BY iteration""").df()
     if frame.empty:
-        return _no_data("no promotion decision in the promotions table (nightly.validation_tasks 0)")
+        return no_data("no promotion decision in the promotions table (nightly.validation_tasks 0)")
     return ("<p class=\"meta\">Each new checkpoint's greedy success on the validation split (training families, "
             "never trained on) against the served checkpoint's on the same tasks: a checkpoint that validates "
-            "worse is kept back and the served policy stays. Table promotions.</p>" + _table(frame, "promotions"))
+            "worse is kept back and the served policy stays. Table promotions.</p>" + table_html(frame, "promotions"))
 
 
 def table_rows(con: duckdb.DuckDBPyConnection) -> str:
     union = " UNION ALL ".join(f"SELECT '{name}' AS table_name, count(*) AS row_count FROM {name}" for name in TABLES)
-    return _table(con.execute(union).df(), "table-rows")
+    return table_html(con.execute(union).df(), "table-rows")
 
 
 SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
     ("heldout-success", "Held-out success", heldout_success),
-    ("training-success", "Training-rollout success", training_success),
-    ("training", "Loss, accuracy and accepted steps", training),
-    ("wall-time", "Wall time per stage", wall_time),
-    ("same-screenshot", "Same-screenshot rate", same_screenshot),
-    ("episode-length", "Steps per trajectory", episode_length),
-    ("task-set", "Task set", task_set),
-    ("llm-calls", "LLM calls and cost", llm_calls),
-    ("throughput", "Rollout throughput", throughput),
+    *((spec.anchor, spec.heading, partial(render_figure, spec)) for spec in FIGURES),
     ("checkpoints", "Checkpoints", checkpoints),
     ("promotions", "Promotions", promotions),
     ("tables", "Rows per table", table_rows),

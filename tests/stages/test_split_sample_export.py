@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from schemas.tasks import Task
 from stages.export import webgym_records
 from stages.ingest import seed_tasks_from_files
-from stages.sample import evaluation_batch, training_batch
-from stages.split import LeakageError, assigned_splits, held_out_sites, leaks, split_tasks, validation_sites
+from stages.sample import evaluation_batch, split_task_ids, training_batch
+from stages.split import (LeakageError, assigned_splits, held_out_sites, leaks, needs_site_table, split_tasks,
+                          validation_sites)
 from tests.conftest import NOW, rubric, tasks_frame
 from webgym.cli import app
 from webgym.config import SplitConfig
@@ -261,3 +262,15 @@ def test_validation_sites_are_the_last_training_sites_of_each_family_before_the_
     assert set(result.loc[result["split"] == "train", "website"]) == {"shop-g0.test", "mail-g0.test"}
     assert set(result.loc[result["split"] == "test", "website"]) == set(held_out_sites(sites, config))
     assert leaks(result).empty
+
+
+def test_split_task_ids_are_the_tasks_of_one_split():
+    tasks = tasks_frame()
+    assert (split_task_ids(tasks, "train"), split_task_ids(tasks, "test")) == ({"t1", "t2"}, {"t3"})
+    assert split_task_ids(tasks, "validation") == set()
+
+
+def test_only_tasks_of_whole_site_sources_need_the_site_table():
+    tasks, config = tasks_frame(), SplitConfig()
+    assert needs_site_table(tasks.assign(source=config.whole_site_sources[0]), config)
+    assert not needs_site_table(tasks.assign(source="mind2web"), config)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from flows.build_taskset import annotate_seeds, ingest_inputs
 from schemas.seed_tasks import SeedTask
 from stages.ingest.webgym import rubric_from_reference
-from stages.stale import flagged_stale, stale_phrase
+from stages.stale import any_to_rewrite, flagged_stale, seeds_to_annotate, stale_phrase
 from tests.conftest import NOW, rows
 from tests.stages.ingest import BENCHMARKS
 from tests.stages.ingest.test_real_files import REAL_FILES
@@ -162,3 +162,11 @@ def test_cli_build_prints_the_stale_counts_per_source(tmp_path, lake, prefect_ha
     assert "stale tasks (as of 2026-11-24, drop): webgym 1 flagged, 1 dropped" in result.output
     wrong = CliRunner().invoke(app, ["--data-dir", lake.root, "taskset", "build", str(tasks), "--stale", "purge"])
     assert wrong.exit_code == 2 and "handle" in wrong.output
+
+
+def test_drop_leaves_the_stale_seeds_out_and_only_rewrite_with_a_stale_seed_rewrites():
+    seeds = pd.DataFrame({"task": ["a", "b", "c"], "stale_phrase": [None, "by March 2020", None]})
+    assert list(seeds_to_annotate(seeds, "drop")["task"]) == ["a", "c"]
+    assert seeds_to_annotate(seeds, "keep").equals(seeds) and seeds_to_annotate(seeds, "rewrite").equals(seeds)
+    assert any_to_rewrite(seeds, "rewrite") and not any_to_rewrite(seeds, "keep")
+    assert not any_to_rewrite(seeds.iloc[[0, 2]], "rewrite")

@@ -16,8 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import steps_frame, tasks_frame, trajectories_frame
-from webgym import lake as lake_module
-from webgym.lake import MERGE_FANOUT, Lake
+from webgym.lake import Lake, files
+from webgym.lake.journal import Journal
+from webgym.lake.parts import MERGE_FANOUT
 
 
 def test_round_trip_keeps_nested_values(lake):
@@ -88,7 +89,7 @@ def test_compaction_keeps_every_row(lake):
 
 
 def test_compaction_streams_row_groups_and_keeps_rows_and_checksum(lake, monkeypatch):
-    monkeypatch.setattr(lake_module, "ROW_GROUP_ROWS", 6)  # several groups from a small table
+    monkeypatch.setattr(files, "ROW_GROUP_ROWS", 6)  # several groups from a small table
     for i in range(5):
         lake.write_table("steps", steps_frame().assign(trajectory_id=lambda f, i=i: f["trajectory_id"] + f"-{i}"))
     before = lake.checksum("steps")
@@ -161,7 +162,7 @@ def test_a_journal_left_by_an_older_release_is_committed_with_its_new_columns_nu
     old = lake.to_arrow("steps", steps_frame()).drop_columns(["token_ids", "token_logprobs"])
     writer_dir = lake.journal_dir() / "old-release-writer"
     writer_dir.mkdir(parents=True)
-    lake_module._Journal(lake, writer_dir).add(0, {"steps": old})
+    Journal(lake, writer_dir).add(0, {"steps": old})
     assert lake.recover() == len(old)
     back = lake.read_table("steps")
     assert len(back) == len(old) and back["token_ids"].isna().all()

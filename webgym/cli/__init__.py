@@ -103,7 +103,8 @@ WRITING_COMMANDS = frozenset({"ingest", "taskset", "rollout", "judge", "train", 
 
 def _hold_writer_lock(ctx: typer.Context, command: str) -> None:
     """Take the lake's writer lock for the rest of the command; exit 75 (try again later) naming the holder."""
-    from webgym.lake import Lake, LakeBusy
+    from webgym.lake import Lake
+    from webgym.lake.files import LakeBusy
 
     try:
         ctx.with_resource(Lake(ctx.obj["config"].lake.data_dir).writing(command))

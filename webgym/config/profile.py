@@ -83,7 +83,8 @@ def _merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
 
 def _read_profile(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     """A profile's YAML; `extends: other.yaml` (beside it) starts from that profile and changes only what
-    this one sets."""
+    this one sets. A list, `extends: [common.yaml, scorer.yaml]`, lays the fragments over each other in
+    order first, so a profile takes a fragment (the scorer's recipe) that a sibling profile leaves out."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -100,13 +101,14 @@ def _read_profile(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
                           f"(see {DEFAULT_PROFILE})")
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {path}: a profile is a mapping of sections, not {type(raw).__name__}")
-    parent = raw.pop("extends", None)
-    if parent is None:
-        return raw
-    base = (path.parent / str(parent)).resolve()
-    if base in seen or base == path.resolve():
-        raise ConfigError(f"config file {path}: `extends: {parent}` loops back to a profile already read")
-    return _merged(_read_profile(base, (*seen, path.resolve())), raw)
+    parents = raw.pop("extends", None)
+    merged: dict[str, Any] = {}
+    for parent in [parents] if isinstance(parents, str) else parents or []:
+        base = (path.parent / str(parent)).resolve()
+        if base in seen or base == path.resolve():
+            raise ConfigError(f"config file {path}: `extends: {parent}` loops back to a profile already read")
+        merged = _merged(merged, _read_profile(base, (*seen, path.resolve())))
+    return _merged(merged, raw)
 
 
 def _problems(error: ValidationError) -> str:

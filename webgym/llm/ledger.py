@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from schemas.llm_calls import LlmCall
-from webgym.lake import Lake, StreamWriter
+from webgym.lake import Lake
+from webgym.lake.stream import StreamWriter
 
 
 @dataclass

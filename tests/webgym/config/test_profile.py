@@ -16,6 +16,17 @@ def test_extends_overrides_only_what_it_sets(tmp_path):
     assert (config.profile, config.rollout.concurrency, config.rollout.group_size) == ("child", 5, 2)
 
 
+def test_extends_lays_a_list_of_fragments_over_each_other_in_order(tmp_path):
+    (tmp_path / "common.yaml").write_text("rollout:\n  concurrency: 3\n  group_size: 2\n")
+    (tmp_path / "recipe.yaml").write_text("rollout:\n  group_size: 4\ntrain:\n  epochs: 8\n")
+    (tmp_path / "child.yaml").write_text("extends: [common.yaml, recipe.yaml]\nprofile: child\ntrain:\n  epochs: 2\n")
+    config = load_config(tmp_path / "child.yaml")
+    assert (config.rollout.concurrency, config.rollout.group_size, config.train.epochs) == (3, 4, 2)
+    (tmp_path / "loop.yaml").write_text("extends: [common.yaml, loop.yaml]\n")
+    with pytest.raises(ConfigError, match="loops back"):
+        load_config(tmp_path / "loop.yaml")
+
+
 def test_extends_loop_and_missing_parent_are_named(tmp_path):
     (tmp_path / "a.yaml").write_text("extends: b.yaml\n")
     (tmp_path / "b.yaml").write_text("extends: a.yaml\n")

@@ -26,7 +26,7 @@ from webgym.train.scorer import (DONE, ScorerSample, batch_logprobs, decision_ac
 
 SCORER_RECIPE = TrainConfig(epochs=8, micro_batch_size=32, learning_rate=1e-3, lr_schedule="constant", warmup_ratio=0.0,
                             weight_decay=1e-4)
-"""The scorer's training recipe of the embedded default (configs/local.yaml's train block)."""
+"""The scorer's training recipe of the embedded default (configs/scorer.yaml's train block, which local.yaml takes)."""
 
 
 def _planted(n: int, seed: int = 0) -> list[ScorerSample]:

@@ -1,0 +1,14 @@
+"""stages/evaluate.py: which evals rows a resumed evaluation still writes."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from stages.evaluate import unrecorded
+
+
+def test_unrecorded_rows_are_those_whose_trajectory_has_no_evals_row_yet():
+    rows = pd.DataFrame({"trajectory_id": ["r0", "r1", "r2"], "success": [True, False, True]})
+    new = unrecorded(rows, pd.DataFrame({"trajectory_id": ["r1", "elsewhere"]}))
+    pd.testing.assert_frame_equal(new, rows.iloc[[0, 2]])
+    assert unrecorded(rows, pd.DataFrame({"trajectory_id": pd.Series([], dtype=object)})).equals(rows)
