@@ -8,7 +8,7 @@ from webgym.config.base import Location, ProjectPath, Section
 
 
 class LakeConfig(Section):
-    """Where the Parquet lake lives and how its writers batch and merge parts (webgym/lake.py)."""
+    """Where the Parquet lake lives and how its writers batch and merge parts (the webgym/lake package)."""
 
     data_dir: Location = Field(
         default="data",
