@@ -162,3 +162,22 @@ def test_cli_build_prints_the_stale_counts_per_source(tmp_path, lake, prefect_ha
     assert "stale tasks (as of 2026-11-24, drop): webgym 1 flagged, 1 dropped" in result.output
     wrong = CliRunner().invoke(app, ["--data-dir", lake.root, "taskset", "build", str(tasks), "--stale", "purge"])
     assert wrong.exit_code == 2 and "handle" in wrong.output
+
+
+def test_a_reworded_revision_with_its_old_answer_is_held_back_until_its_answer_is_refreshed(lake, tmp_path):
+    """FARA re-worded 'released in 2024' as 'released in 2025' and kept the 2024 answer: no task (no reward)
+    is made of it until a revision with its own answer comes, whatever order the files came in."""
+    old, new = "Find the top fiction book of 2024 on booking.com.", "Find the top fiction book of 2025 on booking.com."
+    published = dt.datetime(2025, 8, 31, tzinfo=dt.UTC)
+    revised = seed("1", new).model_copy(update={"reference_answer": "Book 2024", "revision": 1, "published": published})
+    original = seed("1", old).model_copy(update={"reference_answer": "Book 2024", "revision": 2})
+    lake.write_table("seed_tasks", rows([revised, original]))  # the newer file was ingested first
+    report = annotate_seeds.fn(profile(lake, tmp_path, "keep"))
+    assert report.stale == {"webgym": {"held back (reference answer older than the text)": 1}}
+    assert lake.read_table("tasks").empty
+    refreshed = revised.model_copy(update={"reference_answer": "Book 2025", "revision": 3})
+    lake.write_table("seed_tasks", rows([refreshed]))
+    assert annotate_seeds.fn(profile(lake, tmp_path, "keep")).annotated == 1
+    task = lake.read_table("tasks").iloc[0]
+    assert (task["text"], task["reference_answer"], task["revision"]) == (new, "Book 2025", 3)
+    assert task["published"] == pd.Timestamp(published)
