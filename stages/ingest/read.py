@@ -161,6 +161,8 @@ def read_records(path: str | Path, encoding: str | None = None,
             raise FileRefused(f"{name}: {_size(os.path.getsize(name))}, over the ingest size cap of "
                               f"{_size(limits.max_file_bytes)} (taskset.ingest.max_file_bytes)")
         head = handle.read(_HEAD_BYTES)
+        if len(head) == _HEAD_BYTES and b"\n" not in head:  # a long first line: its end tells the layout
+            head += handle.readline(limits.max_record_bytes)
         bom = next((named for bom, named in _BOMS if head.startswith(bom)), None)
         utf8 = encoding is None and bom in (None, "utf-8-sig")
         if utf8 and b"\0" in head:
@@ -185,7 +187,7 @@ def read_records(path: str | Path, encoding: str | None = None,
 
 def _rest(name: str, handle: BinaryIO, read: int, limits: Limits) -> bytes:
     """The rest of a file read whole, FileRefused past max_whole_file_bytes (or an endless stream)."""
-    rest = handle.read(limits.max_whole_file_bytes - read + 1)
+    rest = handle.read(max(0, limits.max_whole_file_bytes - read) + 1)
     if read + len(rest) > limits.max_whole_file_bytes:
         raise FileRefused(f"{name}: over {_size(limits.max_whole_file_bytes)}, the cap on a file read whole "
                           "(JSON arrays, CSV, other encodings; taskset.ingest.max_whole_file_bytes): "

@@ -161,3 +161,10 @@ def test_json_lines_are_streamed_in_small_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 3 << 20
+
+
+def test_json_lines_with_a_long_first_line_are_streamed_too(tmp_path):
+    limits = Limits(max_whole_file_bytes=1 << 16)  # a file read whole would be refused
+    line = json.dumps({"text": "x" * 100_000}).encode() + b"\n"
+    assert kinds(read(tmp_path, line * 3, limits=limits)) == [("Record", 1, None), ("Record", 2, None),
+                                                              ("Record", 3, None)]
