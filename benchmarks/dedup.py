@@ -13,10 +13,12 @@ search + filtering, end to end), peak memory, recall of planted duplicates and t
 near-misses wrongly dropped. Targets (issue #4): recall >= 0.95, wrong drops <= 2%, search +
 filtering < 5 min, end to end cold < 15 min on the 2-core machine.
 
-The labelled pairs (benchmarks/data/dedup_pairs.jsonl, see its README) are true duplicates and hard
-near-misses from the real task files: each pair is deduplicated on its own, and precision and recall
-say how many pairs dedup merges that are true duplicates, and how many true duplicates it merges
-(target: precision >= 0.97 at recall >= 0.90). The pairs it gets wrong are printed with their kind.
+The labelled pairs (benchmarks/data/, see its README) are true duplicates and hard near-misses from
+the real task files, in two sets: `dedup_pairs.jsonl`, the one dedup was tuned on (target: precision
+>= 0.97 at recall >= 0.90), and `dedup_pairs_heldout.jsonl`, kept apart from tuning (issue 47:
+precision >= 0.97 at recall >= 0.85). Each pair is deduplicated on its own; precision and recall say
+how many pairs dedup merges that are true duplicates, and how many true duplicates it merges. The
+pairs it gets wrong are printed with their kind.
 """
 
 from __future__ import annotations
@@ -193,6 +195,7 @@ def build(n_tasks: int, seed: int = 0, dup_share: float = 0.1, miss_share: float
 
 
 PAIRS = ROOT / "benchmarks" / "data" / "dedup_pairs.jsonl"
+HELD_OUT = ROOT / "benchmarks" / "data" / "dedup_pairs_heldout.jsonl"
 
 
 def load_pairs(path: Path = PAIRS) -> list[dict]:
@@ -227,10 +230,10 @@ def pair_figures(pairs: list[dict], merged: list[bool]) -> dict:
                        "b": p["b"]["text"]} for p, m in zip(pairs, merged, strict=True) if m != p["duplicate"]]}
 
 
-def run_pairs(threshold: float, cache_dir: str) -> dict:
-    """The labelled real pairs: precision, recall, and what went wrong."""
+def run_pairs(threshold: float, cache_dir: str, path: Path = PAIRS) -> dict:
+    """The labelled real pairs of `path`: precision, recall, and what went wrong."""
     config = DedupConfig(threshold=threshold, cache_dir=cache_dir, source_priority=[])
-    pairs = load_pairs()
+    pairs = load_pairs(path)
     return pair_figures(pairs, merged_pairs(pairs, Embedder(cache_dir, config.batch_size, precision=config.precision),
                                             config))
 
@@ -295,7 +298,9 @@ def main() -> None:
     results = {}
     with tempfile.TemporaryDirectory() as cache_dir:
         results["pairs"] = run_pairs(args.threshold, cache_dir)
-        print_pairs(results["pairs"])
+        print_pairs(results["pairs"], "tuning pairs")
+        results["held_out_pairs"] = run_pairs(args.threshold, cache_dir, HELD_OUT)
+        print_pairs(results["held_out_pairs"], "held-out pairs")
         if args.pairs_only:
             return
         for phase in ("cold", "warm"):
@@ -310,16 +315,18 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(results, indent=2))
     cold = results["cold"]
     pairs = results["pairs"]
-    print(f"\nreal pairs: precision {pairs['precision']} (target >= 0.97), recall {pairs['recall']} (target >= 0.90)")
+    held_out = results["held_out_pairs"]
+    print(f"\nreal pairs: precision {pairs['precision']} (target >= 0.97), recall {pairs['recall']} (target >= 0.90); "
+          f"held out: precision {held_out['precision']} (target >= 0.97), recall {held_out['recall']} (target >= 0.85)")
     print(f"recall {cold['recall_planted_duplicates']:.3f} (target >= 0.95), wrong drops "
           f"{cold['wrongly_dropped_near_misses']:.2%} (target <= 2%), search + filtering "
           f"{cold['search_and_filter_seconds']:.0f} s (target < 300 s), end to end cold "
           f"{cold['end_to_end_seconds']:.0f} s (target < 900 s); written to {args.out}")
 
 
-def print_pairs(figures: dict) -> None:
+def print_pairs(figures: dict, name: str) -> None:
     summary = {k: v for k, v in figures.items() if k != "wrong"}
-    print("pairs: " + json.dumps(summary), flush=True)
+    print(f"{name}: " + json.dumps(summary), flush=True)
     for wrong in figures["wrong"]:
         verdict = "missed duplicate" if wrong["duplicate"] else "merged near-miss"
         print(f"  {wrong['id']} {verdict} ({wrong['kind']}): {wrong['a']!r} | {wrong['b']!r}")

@@ -25,11 +25,12 @@ from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
 from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
-from stages.ingest import FileReport, files_by_source, seed_tasks_from_files, seed_tasks_from_records
+from stages.ingest import FileReport, files_by_source, publication_date, seed_tasks_from_files, seed_tasks_from_records
 from stages.ingest.read import Record
 from stages.revisions import chosen_revisions
 from stages.split import assigned_splits, needs_site_table, same_splits, split_counts
-from stages.stale import any_to_rewrite, flagged_stale, refreshed_seeds, seeds_to_annotate, stale_summary
+from stages.stale import (answers_current, any_to_rewrite, flagged_stale, held_back_by_source, refreshed_seeds,
+                          seeds_to_annotate, stale_answers, stale_summary)
 from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
 from webgym.lake import Lake
@@ -108,14 +109,17 @@ def _seed_identities(lake: Lake) -> pd.DataFrame:
 
 @task(cache_policy=NO_CACHE)
 def ingest_inputs(config: Config, inputs: list[str], source: str = "auto", column_map: dict[str, str] | None = None,
-                  encoding: str | None = None, root: str | None = None) -> list[FileReport]:
+                  encoding: str | None = None, published: str | None = None) -> list[FileReport]:
     """Read benchmark task files into seed_tasks, a part per adapter (bad records reported, the rest
     ingested), once every file has been read and checked; IngestError (nothing written) when the
-    request itself is wrong."""
+    request itself is wrong. `published` (YYYY-MM-DD) dates the files' records (stages.ingest);
+    taskset.ingest caps what is read."""
     lake = Lake(config.lake.data_dir)
     existing = _seed_identities(lake)
-    results = {name: seed_tasks_from_files(name, files, existing, column_map, encoding, root)
-               for name, files in files_by_source(inputs, source, encoding).items()}
+    limits = config.taskset.ingest.limits()
+    day = publication_date(published)
+    results = {name: seed_tasks_from_files(name, files, existing, column_map, encoding, published=day, limits=limits)
+               for name, files in files_by_source(inputs, source, encoding, limits).items()}
     for name, result in results.items():
         lake.write_table("seed_tasks", flagged_stale(result.rows, config.taskset.stale.day()), run_id=f"ingest-{name}")
     return [report for result in results.values() for report in result.files]
@@ -157,14 +161,20 @@ def annotate_seeds(config: Config) -> AnnotateReport:
     """Annotate every pending seed task into the tasks table, a part per taskset.annotate.batch_size
     tasks (LLM calls where a source lacks something); stale ones (checked again as of
     taskset.stale.as_of) are kept flagged, left out, or first rewritten to a future date, as
-    taskset.stale.handle says. Bad records are logged and reported, and the next run tries them again."""
+    taskset.stale.handle says. A revision whose reference answer was given for an earlier wording
+    (stages.stale.stale_answers) is held back until a revision with its own answer comes. Bad records
+    are logged and reported, and the next run tries them again."""
     settings, stale, day = config.taskset.annotate, config.taskset.stale, config.taskset.stale.day()
     lake = Lake(config.lake.data_dir)
-    seeds = chosen_revisions(lake.read_table("seed_tasks"), config.taskset.revisions)
+    every = lake.read_table("seed_tasks")
+    seeds = chosen_revisions(every.assign(answer_stale=stale_answers(every)), config.taskset.revisions)
     kept = without_duplicates(seeds, lake.read_table("duplicates", columns=["source", "source_id", "revision"]))
-    todo = flagged_stale(pending_seeds(kept, lake.read_table("tasks", columns=["task_id"])), day)
+    pending = pending_seeds(kept, lake.read_table("tasks", columns=["task_id"]))
+    todo = flagged_stale(answers_current(pending), day)
     report = AnnotateReport(pending=len(todo), stale=stale_summary(todo, stale.handle),
                             stale_as_of=f"{day.isoformat()}, {stale.handle}")
+    for source, count in held_back_by_source(pending).items():
+        report.stale.setdefault(source, {})["held back (reference answer older than the text)"] = count
     todo = seeds_to_annotate(todo, stale.handle)
     purposes = ([settings.purpose] if asks_llm(todo) else []) + (
         [stale.purpose] if any_to_rewrite(todo, stale.handle) else [])
@@ -270,16 +280,16 @@ def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: Annot
 def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_map: dict[str, str] | None = None,
                   test_websites: int | None = None, stale: Literal["keep", "drop", "rewrite"] | None = None,
                   as_of: str | None = None, config_path: str | None = None, data_dir: str | None = None,
-                  encoding: str | None = None, root: str | None = None) -> TasksetReport:
+                  encoding: str | None = None, published: str | None = None) -> TasksetReport:
     """Build the task set from `inputs` (benchmark task files read by the `source` adapter, `auto` to
-    detect; `column_map` for the generic one; `encoding` for files that are not UTF-8; `root`, the
-    ingest root that ids of records without one are relative to), or, without inputs, from the
+    detect; `column_map` for the generic one; `encoding` for files that are not UTF-8; `published`,
+    YYYY-MM-DD, the date their source published them), or, without inputs, from the
     shipped synthetic sites. `test_websites` overrides taskset.split.test_websites, `stale` and
     `as_of` (YYYY-MM-DD) taskset.stale.handle and .as_of; unset parameters come from the profile."""
     config = _with_parameters(load_config(config_path, data_dir), test_websites, stale, as_of)
     lake_root = config.lake.data_dir
     recover_lake(lake_root)
-    files = ingest_inputs(config, inputs, source, column_map, encoding, root) if inputs else \
+    files = ingest_inputs(config, inputs, source, column_map, encoding, published) if inputs else \
         ingest_synthetic_sites(config)
     quality_gate(lake_root, ["seed_tasks"])
     duplicates = find_duplicates(config)

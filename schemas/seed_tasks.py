@@ -44,6 +44,11 @@ class SeedTask(Row):
         default=None, ge=1,
         description="The revision this record replaces: the newest one held under the same source and source_id "
                     "when it came in (null for a first revision).")
+    published: dt.datetime | None = Field(
+        default=None,
+        description="When the source published this revision (UTC midnight): the record's own date, the date given "
+                    "to ingest (--published) or the one in the file name. Which revision is current follows it "
+                    "(stages/revisions.py), not the order of ingests; null: undated, older than any dated one.")
     derived_from: str | None = Field(
         default=None,
         description="'<source>/<source_id>' of the task this record revises in another benchmark, e.g. "

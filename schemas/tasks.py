@@ -72,6 +72,9 @@ class Task(Row):
         default=None, ge=1,
         description="The revision of the seed task it was made from (seed_tasks.revision; decomposed tasks carry "
                     "their parent's); null in rows written before revisions were kept: read as 1.")
+    published: dt.datetime | None = Field(
+        default=None, description="When the source published that revision (seed_tasks.published); which revision "
+                                  "is current follows it. Null: undated (decomposed tasks follow their parent).")
 
 
 SCHEMA = TableSchema(

@@ -228,7 +228,7 @@ def task_row(seed: dict[str, Any], answer: Annotation | None, now: dt.datetime) 
     rubric = Rubric.model_validate(seed["rubric"]) if seed.get("rubric") is not None else (
         answer.rubric() if answer is not None else None)
     return Task(task_id=task_id_for(seed["source"], seed["source_id"], revision=seed.get("revision")),
-                revision=seed.get("revision"), source=seed["source"],
+                revision=seed.get("revision"), published=seed.get("published"), source=seed["source"],
                 source_id=seed["source_id"], text=seed["text"], original_text=seed.get("original_text"),
                 text_writer="llm" if seed.get("original_text") else "source", stale_phrase=seed.get("stale_phrase"),
                 stale_as_of=seed.get("stale_as_of"), website=site.website, start_url=site.start_url,

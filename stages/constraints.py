@@ -11,6 +11,11 @@ words, request verbs ("find", "look up", "show me"), filler nouns that re-wordin
 numbers and kinds are equal and every content word of one is in the other, up to a one- or
 two-letter typo ("millage" / "mileage") or an acronym ("HD" / "hard drive"), leaving out the words
 of either task's website ("on kbb", "on Fox Sports" for foxsports.com).
+
+`task_core` is the part of a text that says what to do: answer-format instructions appended by
+re-worded releases ("Return the value as a number (e.g., 10.99) only, ...", "(Use the OSRM direction
+service.)", WebArena-Verified) are left out, and numeric dates read as words ("6/12/2023" as "June 12,
+2023"), so a re-wording that only pins the answer's format is the same task.
 """
 
 from __future__ import annotations
@@ -66,14 +71,41 @@ _REQUEST_WORDS = frozenset("""
 find finding search searching look looking locate locating identify identifying discover discovering explore
 exploring browse browsing get getting check checking see seeing view viewing show showing display displaying list
 listing tell give provide providing report go going navigate navigating visit visiting open access obtain retrieve
-determine figure know want need like help let use using note select choose pick
+determine figure know want need like help let use using note select choose pick return generate preview pull
+present presents checkout compare
 """.split())
 _FILLER_WORDS = frozenset("""
 information info detail details page pages option options result results website websites site sites web webpage
 online item items listing listings price prices priced cost color colour pair feature features budget specific
-specifically available availability currently relevant respective thing things way
+specifically available availability currently relevant respective thing things way current discussion called
+status exist project repository repo product products variant appropriate configuration keyword name names during
 """.split())
-_CANONICAL = {"reserve": "book", "purchase": "buy", "bookmark": "save", "contrast": "compare"}
+_CANONICAL = {"reserve": "book", "purchase": "buy", "bookmark": "save", "contrast": "compare", "mark": "set",
+              "change": "set", "make": "set", "subreddit": "forum", "reddit": "forum", "repo": "repository",
+              "fulfill": "complete", "fulfil": "complete", "full": "complete", "around": "near", "far": "distance",
+              "walkway": "walk"}
+_ANSWER_FORMAT = re.compile(
+    r"\s*\((?:use|you can)\b[^)]*\)"
+    r"|[.?]?\s*\b(?:Return (?:the value|the date|the url|the list|a list|an object|a boolean|a number|true)\b"
+    r"|Use \"\w+\" for\b).*$", re.I | re.S)
+"""Answer-format instructions: asides on tools or permissions, and a closing 'Return the value as ...' or
+'Use "hotel" for the name ...' sentence (what to do comes before them)."""
+_NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)\b")
+_MONTH_NAMES = ("january february march april may june july august september october november december").split()
+
+
+def task_core(text: str) -> str:
+    """What a task text asks to do, without its answer-format instructions and with numeric dates as
+    words (module docstring)."""
+    core = _ANSWER_FORMAT.sub("", text).strip() or text
+
+    def in_words(match: re.Match[str]) -> str:
+        month, day, year = int(match[1]), int(match[2]), match[3]
+        return f"{_MONTH_NAMES[month - 1]} {day}, {year}" if 1 <= month <= 12 and 1 <= day <= 31 else match[0]
+
+    return _NUMERIC_DATE.sub(in_words, core)
+
+
 _SKIP = _FUNCTION_WORDS | _REQUEST_WORDS | _FILLER_WORDS | frozenset(_KIND_OF) | frozenset(_NUMBER_WORDS)
 
 
@@ -120,7 +152,7 @@ def stem(word: str) -> str:
 
 def constraints_of(text: str) -> Constraints:
     """The numbers, constraint kinds and content words of a task text."""
-    lowered = unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
+    lowered = unicodedata.normalize("NFKC", task_core(text)).casefold().replace("\u2019", "'")
     lowered = _PHRASE.sub(lambda m: f" {_PHRASE_OF[m.group(1)]} ", lowered)
     numbers, kinds, words = [], set(), []
     previous = ""

@@ -2,7 +2,8 @@
 
 Tasks are taken in priority order (evaluation sources, then `source_priority`, then as given) and
 filtered greedily: a task is dropped when an earlier kept task has the same normalised text
-(exact) or a MiniLM cosine similarity at or above the threshold (near), found by exact or IVF
+(exact) or a MiniLM cosine similarity of their cores (stages.constraints.task_core: answer-format
+instructions left out) at or above the threshold (near), found by exact or IVF
 approximate nearest-neighbour search, and both start in the same place: the same start URL (host
 and path) when both have one, else the same website when both are known. With `same_constraints`,
 near-duplicates must also ask for the same (stages.constraints: numbers, constraint words, content
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from schemas.duplicates import SCHEMA
-from stages.constraints import agree, constraints_of, site_words, start_key
+from stages.constraints import agree, constraints_of, site_words, start_key, task_core
 from stages.revisions import revision_numbers
 from webgym.config import DedupConfig
 
@@ -120,7 +121,7 @@ def duplicate_tasks(tasks: pd.DataFrame, embed: Callable[[list[str]], np.ndarray
     # Near: greedy over the survivors' similarity graph.
     alive = np.array([p for p in range(n) if p not in dropped], dtype=np.int64)
     if len(alive) > 1:
-        vectors = embed(frame["text"].iloc[alive].tolist())
+        vectors = embed([task_core(text) for text in frame["text"].iloc[alive]])
         graph = similar_pairs(vectors, config.threshold, config.exact_search_below, config.nprobe)
         kept = np.zeros(n, dtype=bool)
         for i, p in enumerate(alive):

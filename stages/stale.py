@@ -16,6 +16,12 @@ move with the clock and never go stale. The phrase found is kept on the row (sta
 
 `taskset build` then keeps the stale tasks (flagged), drops them, or has the LLM move their dates to
 the future (`refreshed_seeds`, prompt refresh_task), keeping the source's text in original_text.
+
+A reference answer goes stale too: FARA re-worded 86 WebVoyager tasks ("released in 2024" -> "in
+2025") and ships the original answers with them. `stale_answers` finds the revisions whose reference
+answer (and evaluation block) is the one an earlier-published revision gave for another text; `taskset
+build` does not make tasks of them (no reward is paid on them) until a revision with its own answer
+is ingested (refreshed).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, model_validator
 
 from stages.annotate import BadTask
+from stages.revisions import publication_order
 from webgym.config import StaleConfig
 from webgym.llm.client import LLM, LLMCallError
 from webgym.llm.prompts import load_prompt
@@ -123,6 +130,42 @@ def stale_phrase(text: str, as_of: dt.date) -> str | None:
                 found.append((match.start(), text[match.start():match.end()]))
         masked = pattern.sub(lambda m: " " * len(m.group(0)), masked)
     return min(found)[1] if found else None
+
+
+def stale_answers(seeds: pd.DataFrame) -> pd.Series:
+    """Per row of `seeds` (every revision held: source, source_id, revision, published, text,
+    reference_answer, evaluation), why its reference answer predates its text: 'reference answer of
+    revision N, given for another wording', when an earlier-published revision of the task had the same
+    answer and evaluation block with another text; None otherwise (or when there is no answer)."""
+    why = pd.Series([None] * len(seeds), index=seeds.index, dtype=object)
+    if seeds.empty:
+        return why
+    ordered = publication_order(seeds)
+    answers = ordered["reference_answer"].astype(object).where(ordered["reference_answer"].notna(), None)
+    blocks = ordered["evaluation"].astype(object).where(ordered["evaluation"].notna(), None)
+    first_given: dict[tuple, tuple[int, str]] = {}  # (source, source_id, answer, block) -> (revision, its text)
+    for index, source, source_id, revision, text, answer, block in zip(
+            ordered.index, ordered["source"], ordered["source_id"], ordered["revision"].fillna(1), ordered["text"],
+            answers, blocks, strict=True):
+        if answer is None and block is None:
+            continue
+        earlier = first_given.setdefault((source, source_id, answer, block), (int(revision), text))
+        if earlier[1] != text:
+            why[index] = f"reference answer of revision {earlier[0]}, given for another wording"
+    return why
+
+
+def answers_current(seeds: pd.DataFrame) -> pd.DataFrame:
+    """The seed tasks whose reference answer was given for their own wording (`answer_stale` None), without
+    that column: what annotation may turn into tasks."""
+    return seeds[seeds["answer_stale"].isna()].drop(columns="answer_stale")
+
+
+def held_back_by_source(seeds: pd.DataFrame) -> dict[str, int]:
+    """Seed tasks held back because their reference answer predates their text (`answer_stale` set), per
+    source (sources without any left out)."""
+    held = seeds.loc[seeds["answer_stale"].notna(), "source"].value_counts().sort_index()
+    return {str(source): int(count) for source, count in held.items()}
 
 
 def flagged_stale(seeds: pd.DataFrame, as_of: dt.date) -> pd.DataFrame:

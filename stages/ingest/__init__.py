@@ -9,9 +9,14 @@ fields do fit.
 A seed task is identified by its source, its id in the source and its revision. A record whose id
 is known counts as already present only when its content (text, start URL, evaluation block,
 reference answer) is one the lake holds; a re-worded or revised record becomes the next revision,
-which names the one it replaces. Records without an id are identified by their file (its path
-relative to the ingest root and a hash of its bytes) and line, so a file of the same name in another
-folder, or an edited file, is a different file.
+which names the one it replaces. Records without an id are identified by their file's content (a
+hash of its bytes) and line: the same file copied to another folder is the same file, an edited
+file another one.
+
+Which revision is current follows publication, not ingest order (stages.revisions): each row's
+`published` is the record's own date (Online-Mind2Web's `<id>_MMDDYY` ids, which are revisions of
+`<id>`), else the `published` date given to ingest, else a date in the file name
+(`WebVoyager_data_08312025.jsonl`, `mind2web-live_test_20241024.json`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +45,7 @@ from stages.ingest.insta import INSTA
 from stages.ingest.mind2web2 import MIND2WEB2
 from stages.ingest.mind2web_live import MIND2WEB_LIVE
 from stages.ingest.online_mind2web import ONLINE_MIND2WEB
-from stages.ingest.read import BadRecord, Record, read_records
+from stages.ingest.read import BadRecord, FileRefused, Limits, Record, read_records
 from stages.ingest.synthetic import SYNTHETIC
 from stages.ingest.travelplanner import TRAVELPLANNER
 from stages.ingest.webarena import WEBARENA, WEBARENA_LITE
@@ -116,18 +122,47 @@ def adapter_for(source: str) -> Adapter:
         raise IngestError(f"unknown source {source!r}; sources are auto, {', '.join(ADAPTERS)}") from None
 
 
-def file_id(path: str, root: str | None = None) -> str:
-    """How records without an id name their file: its path relative to `root` (default: the current
-    directory), '/'-separated, and the first 12 hex digits of the SHA-256 of its bytes."""
+def file_id(path: str) -> str:
+    """How records without an id name their file: 'file@' and the first 16 hex digits of the SHA-256
+    of its bytes, so the same file read from another folder (or under another name) names its records
+    alike, and an edited file differently."""
     with open(path, "rb") as handle:
-        digest = hashlib.file_digest(handle, "sha256").hexdigest()[:12]
-    relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root or os.getcwd()))
-    return f"{Path(relative).as_posix()}@{digest}"
+        return "file@" + hashlib.file_digest(handle, "sha256").hexdigest()[:16]
 
 
-def detect_source(path: str, sample: int = 5, encoding: str | None = None) -> str | None:
-    """The adapter whose shape test accepts the file's first readable records, None if none does."""
-    return _detected(read_records(path, encoding), sample)
+_FILE_DATES = ((re.compile(r"(?<!\d)((?:19|20)\d\d)-?(\d\d)-?(\d\d)(?!\d)"), (1, 2, 3)),
+               (re.compile(r"(?<!\d)(\d\d)(\d\d)((?:19|20)\d\d)(?!\d)"), (3, 1, 2)))
+"""Dates in file names, tried in order: YYYYMMDD or YYYY-MM-DD, then MMDDYYYY (Online_Mind2Web_06042025)."""
+
+
+def published_in_name(path: str) -> dt.datetime | None:
+    """The date a file's name carries (its publication, by benchmark custom), None when none does."""
+    for pattern, (year, month, day) in _FILE_DATES:
+        for match in pattern.finditer(Path(path).name):
+            try:
+                return dt.datetime(int(match[year]), int(match[month]), int(match[day]), tzinfo=dt.UTC)
+            except ValueError:
+                continue
+    return None
+
+
+def publication_date(text: str | None) -> dt.datetime | None:
+    """A `--published` date (YYYY-MM-DD) as UTC midnight; IngestError for anything else."""
+    if text is None:
+        return None
+    try:
+        return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), dt.UTC)
+    except ValueError:
+        raise IngestError(f"--published takes a date as YYYY-MM-DD, not {text!r}") from None
+
+
+def detect_source(path: str, sample: int = 5, encoding: str | None = None, limits: Limits | None = None) -> str | None:
+    """The adapter whose shape test accepts the file's first readable records, None if none does;
+    IngestError for a file read_records refuses."""
+    try:
+        return _detected(read_records(path, encoding, limits), sample)
+    except FileRefused as error:
+        raise IngestError(str(error)) from None
 
 
 def _detected(items: Iterable[Record | BadRecord | Any], sample: int = 5) -> str | None:
@@ -139,7 +174,8 @@ def _detected(items: Iterable[Record | BadRecord | Any], sample: int = 5) -> str
     return None
 
 
-def files_by_source(paths: list[str], source: str = "auto", encoding: str | None = None) -> dict[str, list[str]]:
+def files_by_source(paths: list[str], source: str = "auto", encoding: str | None = None,
+                    limits: Limits | None = None) -> dict[str, list[str]]:
     """The files to read with each adapter: all with `source`, or each with the adapter `detect_source`
     picks (IngestError naming a file whose shape no adapter recognises)."""
     if source != "auto":
@@ -147,7 +183,7 @@ def files_by_source(paths: list[str], source: str = "auto", encoding: str | None
         return {source: list(paths)}
     groups: dict[str, list[str]] = {}
     for path in paths:
-        found = detect_source(path, encoding=encoding)
+        found = detect_source(path, encoding=encoding, limits=limits)
         if found is None:
             raise IngestError(f"{path}: cannot tell which benchmark this file comes from; "
                               f"pass --source (one of {', '.join(ADAPTERS)})")
@@ -179,25 +215,36 @@ def check_fit(adapter: Adapter, path: str, items: list[Record | BadRecord]) -> N
                       f"({adapter.describe_required()}); {hint}")
 
 
+FIT_SAMPLE = 1000
+"""Records of a file `check_fit` looks at (the first ones): a file is streamed, never held whole."""
+
+
 def seed_tasks_from_files(source: str, paths: list[str], existing: pd.DataFrame | None = None,
                           mapping: dict[str, str] | None = None, encoding: str | None = None,
-                          root: str | None = None, now: dt.datetime | None = None) -> IngestResult:
+                          now: dt.datetime | None = None, published: dt.datetime | None = None,
+                          limits: Limits | None = None) -> IngestResult:
     """One row per new seed task (or new revision) read from `paths` with the `source` adapter, plus a
-    report per file (`seed_tasks_from_records` over each task file's records). `encoding` overrides
-    UTF-8 for odd files; `root` is the ingest root of file ids (default: the current directory).
-    IngestError when the request itself is wrong: the adapter cannot prepare the files (a missing
-    answer file, a bad mapping), or a file is of another format."""
+    report per file (`seed_tasks_from_records` over each task file's records, streamed). `encoding`
+    overrides UTF-8 for odd files; `published` dates every file's records (else a date in the file's
+    name does). IngestError when the request itself is wrong: the adapter cannot prepare the files (a
+    missing answer file, a bad mapping), a file is of another format, or a file is refused (over a
+    size cap in `limits`, endless, binary)."""
     adapter = adapter_for(source)
     try:
         task_files, context = adapter.prepare([str(p) for p in paths], mapping or {}, encoding)
-    except (ValueError, OSError) as error:
+        files: dict[str, Iterable[Record | BadRecord]] = {}
+        for path in task_files:
+            records = read_records(path, encoding, limits)
+            first = list(itertools.islice(records, FIT_SAMPLE))
+            check_fit(adapter, path, first)
+            files[path] = itertools.chain(first, records)
+        ids = {path: file_id(path) for path in task_files if os.path.isfile(path)}
+        dates = {path: published or published_in_name(path) for path in task_files}
+        return seed_tasks_from_records(source, files, existing, context, now, ids, dates)
+    except IngestError:
+        raise
+    except (ValueError, OSError) as error:  # FileRefused, and what `prepare` raises
         raise IngestError(str(error)) from None
-    files = {}
-    for path in task_files:
-        files[path] = list(read_records(path, encoding))
-        check_fit(adapter, path, files[path])
-    ids = {path: file_id(path, root) for path in task_files if os.path.isfile(path)}
-    return seed_tasks_from_records(source, files, existing, context, now, ids)
 
 
 def content_key(row: dict[str, Any]) -> str:
@@ -235,7 +282,8 @@ def _known_revisions(existing: pd.DataFrame | None, source: str) -> dict[str, _K
 
 def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadRecord]],
                             existing: pd.DataFrame | None = None, context: Any = None,
-                            now: dt.datetime | None = None, file_ids: dict[str, str] | None = None) -> IngestResult:
+                            now: dt.datetime | None = None, file_ids: dict[str, str] | None = None,
+                            published: dict[str, dt.datetime | None] | None = None) -> IngestResult:
     """One row per new seed task or new revision among the records of `files` (path -> records as read),
     converted by the `source` adapter with its `context`, plus a report per file.
 
@@ -243,7 +291,7 @@ def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadR
     A record whose id and content the lake (or an earlier file of the batch) holds is present; a
     known id with new content is the next revision; an id repeated within one file with other
     content is bad (the file contradicts itself). `file_ids` names each file in fallback ids
-    (default: its file name).
+    (default: its file name); `published` dates each file's records that carry no date of their own.
     """
     adapter = adapter_for(source)
     now = now or dt.datetime.now(dt.UTC)
@@ -263,7 +311,8 @@ def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadR
                 continue
             report.read += 1
             try:
-                row = _seed_row(adapter, item, Where(item.file, label, item.line, item.index), context, now)
+                row = _seed_row(adapter, item, Where(item.file, label, item.line, item.index), context, now,
+                                (published or {}).get(path))
             except (RecordError, ValidationError) as error:
                 report.bad.append(BadRecord(item.file, item.line, _reason(error), item.index))
                 continue
@@ -289,10 +338,12 @@ def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadR
     return IngestResult(frame, reports)
 
 
-def _seed_row(adapter: Adapter, record: Record, where: Where, context: Any, now: dt.datetime) -> dict[str, Any]:
+def _seed_row(adapter: Adapter, record: Record, where: Where, context: Any, now: dt.datetime,
+              published: dt.datetime | None) -> dict[str, Any]:
     if not isinstance(record.data, dict):
         raise RecordError(f"expected an object (a record), found {type(record.data).__name__}")
     fields = adapter.convert(record.data, where, context)
+    fields["published"] = fields.get("published") or published
     task = SeedTask(source=adapter.name, source_file=record.file, source_line=record.line, source_record=record.index,
                     raw=json.dumps(record.data, ensure_ascii=False, default=str), ingested_at=now, **fields)
     return task.model_dump()

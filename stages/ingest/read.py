@@ -6,6 +6,13 @@ caller names for an odd file. A record holding bytes that are not valid UTF-8 be
 naming file, line and byte offset, and the records around it are read as they are: a file is never
 decoded as a whole in some other encoding behind the caller's back. A broken record becomes a
 `BadRecord` naming where it is; reading goes on after it.
+
+Reading is bounded. JSON Lines in UTF-8 (the common layout, and the only one that grows to
+gigabytes) are streamed a line at a time, up to `Limits.max_file_bytes` in all; Parquet a row
+group at a time. Layouts that cannot be split without parsing (JSON arrays, concatenated values,
+CSV, and files in another encoding) are read whole, up to the smaller `Limits.max_whole_file_bytes`.
+A file over its cap, an endless stream, or binary data (a NUL byte in a text file) is refused with
+`FileRefused` (one line naming the cap), never read into memory whole.
 """
 
 from __future__ import annotations
@@ -14,15 +21,18 @@ import codecs
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 _NEXT_VALUE = re.compile(r"\S")
+_HEAD_BYTES = 1 << 16
+"""How much of a file is looked at to tell its layout and whether it is text."""
 _NEXT_ELEMENT = re.compile(r"[^\s,]")
 
 
@@ -113,20 +123,59 @@ def _strict(data: bytes, encoding: str) -> str:
                               f"{error.start}") from None
 
 
-def read_records(path: str | Path, encoding: str | None = None) -> Iterator[Record | BadRecord]:
-    """Every record of a task file, in order, with BadRecords in place of the broken ones."""
+@dataclass(frozen=True)
+class Limits:
+    """How much of a task file ingest reads (taskset.ingest): streamed layouts up to `max_file_bytes`,
+    layouts read whole up to `max_whole_file_bytes`, and one line or record up to `max_record_bytes`."""
+
+    max_file_bytes: int = 2 << 30
+    max_whole_file_bytes: int = 256 << 20
+    max_record_bytes: int = 64 << 20
+
+
+class FileRefused(ValueError):
+    """A file ingest will not read: over a size cap, endless, or not text."""
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**30:.1f} GiB" if count >= 2**30 else f"{count / 2**20:.0f} MiB"
+
+
+def read_records(path: str | Path, encoding: str | None = None,
+                 limits: Limits | None = None) -> Iterator[Record | BadRecord]:
+    """Every record of a task file, in order, with BadRecords in place of the broken ones; FileRefused
+    (raised when met) for a file over `limits`, an endless stream or binary data."""
     name = str(path)
+    limits = limits or Limits()
     suffix = Path(name).suffix.lower()
     try:
         if suffix == ".parquet":
             yield from _parquet(name)
             return
-        with open(name, "rb") as handle:
-            raw = handle.read()
-        decoded = decode(raw, encoding)
+        handle = open(name, "rb")  # noqa: SIM115: closed below, after the records are read
     except (OSError, ValueError) as error:  # pyarrow raises ArrowInvalid, a ValueError
         yield BadRecord(name, None, f"cannot read the file: {error}")
         return
+    with handle:
+        if os.path.isfile(name) and os.path.getsize(name) > limits.max_file_bytes:
+            raise FileRefused(f"{name}: {_size(os.path.getsize(name))}, over the ingest size cap of "
+                              f"{_size(limits.max_file_bytes)} (taskset.ingest.max_file_bytes)")
+        head = handle.read(_HEAD_BYTES)
+        if len(head) == _HEAD_BYTES and b"\n" not in head:  # a long first line: its end tells the layout
+            head += handle.readline(limits.max_record_bytes)
+        bom = next((named for bom, named in _BOMS if head.startswith(bom)), None)
+        utf8 = encoding is None and bom in (None, "utf-8-sig")
+        if utf8 and b"\0" in head:
+            raise FileRefused(f"{name}: binary data (byte 0x00 at byte offset {head.index(0)}), not a task file")
+        if utf8 and suffix not in (".csv", ".tsv") and _first_line_is_json(head.removeprefix(codecs.BOM_UTF8)):
+            yield from _json_lines(name, head, handle, limits)
+            return
+        whole = head + _rest(name, handle, len(head), limits)
+        try:
+            decoded = decode(whole, encoding)
+        except (OSError, ValueError) as error:
+            yield BadRecord(name, None, f"cannot read the file: {error}")
+            return
     if suffix in (".csv", ".tsv"):
         records = _csv(name, decoded.text, "\t" if suffix == ".tsv" else ",")
     elif decoded.text.lstrip().startswith("["):
@@ -134,6 +183,101 @@ def read_records(path: str | Path, encoding: str | None = None) -> Iterator[Reco
     else:
         records = _json_values(name, decoded.text)
     yield from _without_invalid_bytes(records, decoded.invalid)
+
+
+def _rest(name: str, handle: BinaryIO, read: int, limits: Limits) -> bytes:
+    """The rest of a file read whole, FileRefused past max_whole_file_bytes (or an endless stream)."""
+    rest = handle.read(max(0, limits.max_whole_file_bytes - read) + 1)
+    if read + len(rest) > limits.max_whole_file_bytes:
+        raise FileRefused(f"{name}: over {_size(limits.max_whole_file_bytes)}, the cap on a file read whole "
+                          "(JSON arrays, CSV, other encodings; taskset.ingest.max_whole_file_bytes): "
+                          "write it as JSON Lines, which is streamed, or raise the cap")
+    return rest
+
+
+def _first_line_is_json(head: bytes) -> bool:
+    """Whether `head` starts a JSON Lines file: its first non-blank line is a whole JSON value, and not
+    the opening of an array (an array is one document, whatever its lines)."""
+    lines = head.split(b"\n")
+    for line in lines[:-1] if len(lines) > 1 else lines:
+        if line.strip():
+            if line.lstrip().startswith(b"["):
+                return False
+            try:
+                json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                return False
+            return True
+    return False
+
+
+def _json_lines(name: str, head: bytes, handle: BinaryIO, limits: Limits) -> Iterator[Record | BadRecord]:
+    """JSON Lines streamed: one line in memory at a time, the file up to max_file_bytes."""
+    lines = _lines(name, head, handle, limits)
+    for number, (offset, line) in enumerate(lines, start=1):
+        if number == 1 and line.startswith(codecs.BOM_UTF8):
+            line, offset = line[len(codecs.BOM_UTF8):], offset + len(codecs.BOM_UTF8)
+        if len(line) > limits.max_record_bytes:
+            yield BadRecord(name, number, f"line longer than {_size(limits.max_record_bytes)} "
+                                          "(taskset.ingest.max_record_bytes)")
+            continue
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            yield BadRecord(name, number, f"not valid UTF-8 (byte 0x{line[error.start]:02x} at byte offset "
+                                          f"{offset + error.start}, line {number}); if the whole file uses another "
+                                          "encoding, pass --encoding (e.g. cp1252)")
+            continue
+        try:
+            yield Record(name, number, json.loads(text))
+        except json.JSONDecodeError as error:
+            yield BadRecord(name, number, f"invalid JSON: {error.msg} at column {error.colno}")
+
+
+def _lines(name: str, head: bytes, handle: BinaryIO, limits: Limits) -> Iterator[tuple[int, bytes]]:
+    """(byte offset, line without its "\\n") of a file whose first bytes are `head`; a line longer than
+    max_record_bytes comes back cut to one byte past the limit (the rest skipped, never held), and
+    FileRefused past max_file_bytes."""
+    stream = io.BufferedReader(_Prefixed(head, handle), buffer_size=1 << 20)
+    offset = 0
+    while True:
+        line = stream.readline(limits.max_record_bytes + 1)
+        if not line:
+            return
+        size = len(line)
+        while not line.endswith(b"\n") and size > limits.max_record_bytes:
+            more = stream.readline(1 << 20)
+            if not more:
+                break
+            size += len(more)
+            line = line[:limits.max_record_bytes + 1] + (b"\n" if more.endswith(b"\n") else b"")
+            if offset + size > limits.max_file_bytes:
+                break
+        if offset + size > limits.max_file_bytes:
+            raise FileRefused(f"{name}: more than {_size(limits.max_file_bytes)} (an endless stream?), the ingest "
+                              "size cap (taskset.ingest.max_file_bytes)")
+        yield offset, line.removesuffix(b"\n")
+        offset += size
+
+
+class _Prefixed(io.RawIOBase):
+    """A binary stream of bytes already read (`head`) followed by the rest of `handle`."""
+
+    def __init__(self, head: bytes, handle: BinaryIO) -> None:
+        self.head, self.handle = memoryview(head), handle
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.head:
+            count = min(len(buffer), len(self.head))
+            buffer[:count] = self.head[:count]
+            self.head = self.head[count:]
+            return count
+        return self.handle.readinto(buffer)
 
 
 def _without_invalid_bytes(records: Iterator[tuple[Record | BadRecord, int]],
@@ -153,8 +297,11 @@ def _without_invalid_bytes(records: Iterator[tuple[Record | BadRecord, int]],
 def _parquet(name: str) -> Iterator[Record]:
     import pyarrow.parquet as pq  # only for Parquet seed files: keeps `webgym` start-up light
 
-    for index, row in enumerate(pq.ParquetFile(name).read().to_pylist(), start=1):
-        yield Record(name, None, row, index)
+    index = 0
+    for batch in pq.ParquetFile(name).iter_batches(batch_size=4096):
+        for row in batch.to_pylist():
+            index += 1
+            yield Record(name, None, row, index)
 
 
 def _csv(name: str, text: str, delimiter: str) -> Iterator[tuple[Record | BadRecord, int]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stages.constraints import agree, constraints_of, site_words, start_key
+from stages.constraints import agree, constraints_of, site_words, start_key, task_core
 
 
 def agrees(a: str, b: str, website: str | None = None) -> bool:
@@ -75,3 +75,22 @@ def test_start_keys_ignore_scheme_www_query_and_a_final_slash():
     assert start_key("__SHOPPING__/a.html |AND| __SHOPPING__/b.html") == start_key("__SHOPPING__/b.html |AND| "
                                                                                      "__SHOPPING__/a.html")
     assert start_key(None) is None and start_key(" ") is None
+
+
+def test_answer_format_instructions_are_not_part_of_the_task():
+    """WebArena-Verified re-words WebArena's tasks by pinning the answer's format; the task is the same."""
+    assert task_core("Get the total payment amount of the last 2 completed orders. Return the value as a number "
+                     "(e.g., 10.99) only, without any additional details.") == \
+        "Get the total payment amount of the last 2 completed orders"
+    assert task_core("How long does it take to walk to CMU? (Use the OSRM direction service.)") == \
+        "How long does it take to walk to CMU?"
+    assert task_core("Return how much I spent in March 2023") == "Return how much I spent in March 2023"
+    assert task_core("Today is 6/12/2023. Tell me how many orders") == "Today is june 12, 2023. Tell me how many orders"
+    for a, b in (("Tell me the total cost of my latest cancelled order?",
+                  'Get the total cost of my latest cancelled order. Return the value as a number (e.g., 10.99) only.'),
+                 ("Like all submissions created by ThetaGang_wsb in subreddit wallstreetbets",
+                  "Like all submissions created by ThetaGang_wsb in forum wallstreetbets"),
+                 ("How many commits did kilian make on 3/5/2023?", "How many commits did kilian make on March 5, 2023?")):
+        assert agree(constraints_of(a), constraints_of(b))
+    assert not agree(constraints_of("Tell me the name of the customer who has the most cancellations"),
+                     constraints_of("Tell me the email of the customer who has the most cancellations"))

@@ -60,6 +60,14 @@ def test_the_copy_of_the_higher_priority_source_survives(embedder):
     assert dropped(duplicate_tasks(tasks, embedder, DedupConfig(), NOW)) == {"p": ("w", "exact")}
 
 
+def test_webarena_lite_outranks_webarena_whose_eval_blocks_it_corrects(embedder):
+    text = "What is the top-1 best selling product in 2022"
+    tasks = seeds(("webarena", "0", text, None, "__SHOPPING_ADMIN__"),
+                  ("webarena-lite", "0", text, None, "__SHOPPING_ADMIN__"))
+    assert dropped(duplicate_tasks(tasks, embedder, DedupConfig(), NOW)) == {"0": ("0", "exact")}
+    assert duplicate_tasks(tasks, embedder, DedupConfig(), NOW)["source"].tolist() == ["webarena"]
+
+
 def test_eval_overlap_drops_training_tasks_near_an_evaluation_task(embedder):
     tasks = seeds(("insta", "i1", "Show the store hours of the Gamestop closest to zip code 90028.", "gamestop.com"),
                   ("insta", "i2", "Show the store hours of the Gamestop closest to zip code 90028 please.",

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from flows.build_taskset import annotate_seeds, ingest_inputs
 from schemas.seed_tasks import SeedTask
 from stages.ingest.webgym import rubric_from_reference
-from stages.stale import any_to_rewrite, flagged_stale, seeds_to_annotate, stale_phrase
+from stages.stale import (answers_current, any_to_rewrite, flagged_stale, held_back_by_source, seeds_to_annotate,
+                          stale_phrase)
 from tests.conftest import NOW, rows
 from tests.stages.ingest import BENCHMARKS
 from tests.stages.ingest.test_real_files import REAL_FILES
@@ -170,3 +171,29 @@ def test_drop_leaves_the_stale_seeds_out_and_only_rewrite_with_a_stale_seed_rewr
     assert seeds_to_annotate(seeds, "keep").equals(seeds) and seeds_to_annotate(seeds, "rewrite").equals(seeds)
     assert any_to_rewrite(seeds, "rewrite") and not any_to_rewrite(seeds, "keep")
     assert not any_to_rewrite(seeds.iloc[[0, 2]], "rewrite")
+
+
+def test_a_reworded_revision_with_its_old_answer_is_held_back_until_its_answer_is_refreshed(lake, tmp_path):
+    """FARA re-worded 'released in 2024' as 'released in 2025' and kept the 2024 answer: no task (no reward)
+    is made of it until a revision with its own answer comes, whatever order the files came in."""
+    old, new = "Find the top fiction book of 2024 on booking.com.", "Find the top fiction book of 2025 on booking.com."
+    published = dt.datetime(2025, 8, 31, tzinfo=dt.UTC)
+    revised = seed("1", new).model_copy(update={"reference_answer": "Book 2024", "revision": 1, "published": published})
+    original = seed("1", old).model_copy(update={"reference_answer": "Book 2024", "revision": 2})
+    lake.write_table("seed_tasks", rows([revised, original]))  # the newer file was ingested first
+    report = annotate_seeds.fn(profile(lake, tmp_path, "keep"))
+    assert report.stale == {"webgym": {"held back (reference answer older than the text)": 1}}
+    assert lake.read_table("tasks").empty
+    refreshed = revised.model_copy(update={"reference_answer": "Book 2025", "revision": 3})
+    lake.write_table("seed_tasks", rows([refreshed]))
+    assert annotate_seeds.fn(profile(lake, tmp_path, "keep")).annotated == 1
+    task = lake.read_table("tasks").iloc[0]
+    assert (task["text"], task["reference_answer"], task["revision"]) == (new, "Book 2025", 3)
+    assert task["published"] == pd.Timestamp(published)
+
+
+def test_seeds_whose_answer_predates_their_text_are_held_back_and_counted_per_source():
+    seeds = pd.DataFrame({"source": ["fara", "fara", "gaia"], "task": ["a", "b", "c"],
+                          "answer_stale": [None, "reference answer of revision 1, given for another wording", None]})
+    assert answers_current(seeds).to_dict("list") == {"source": ["fara", "gaia"], "task": ["a", "c"]}
+    assert held_back_by_source(seeds) == {"fara": 1}

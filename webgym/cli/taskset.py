@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 SOURCES_HELP = "; ".join(f"{a.name}: {a.summary}" for a in ADAPTERS.values())
 ENCODING_HELP = ("Text encoding of the input files (e.g. cp1252, latin-1, utf-16) when they are not UTF-8; by default "
                  "files are read as UTF-8 (a BOM names UTF-16/32) and records with invalid bytes are reported.")
-ROOT_HELP = ("Ingest root: records without an id are named '<path relative to it>@<file hash>:<line>' "
-             "(default: the current directory).")
+PUBLISHED_HELP = ("The date the source published these files (YYYY-MM-DD): which revision of a task is current "
+                  "follows it, not the order of ingests. Default: a date in the file name (WebVoyager_data_08312025), "
+                  "or the record's own (Online-Mind2Web's <id>_MMDDYY); undated revisions count as the oldest.")
 
 taskset_app = typer.Typer(help="Build and inspect the task set: dedup, annotation, decomposition, split, export.",
                           no_args_is_help=True)
@@ -89,19 +90,20 @@ def ingest(
                       "domain, subdomain, difficulty, evaluation). Repeatable.")] = None,
     show_bad: Annotated[int, typer.Option(help="Bad records to print per file.")] = 20,
     encoding: Annotated[str | None, typer.Option(help=ENCODING_HELP)] = None,
-    root: Annotated[Path | None, typer.Option(help=ROOT_HELP, file_okay=False)] = None,
+    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
 ) -> None:
     """Read benchmark task files into seed_tasks; print per file: records read, ingested (new revisions of
     known ids among them), already present, bad, and how many records gave and kept each field. Exit
     code 0 when all is well, 1 when some records are bad (reported), 2 when nothing was ingested."""
     from flows.build_taskset import ingest_inputs
-    from stages.ingest import IngestError
+    from stages.ingest import IngestError, publication_date
     from stages.stale import stale_counts
 
     lake = lake_of(ctx)
     try:
+        publication_date(published)  # a bad date fails before anything is read
         reports = ingest_inputs.fn(config_of(ctx), _absolute(paths), source, _mapping(column_map or []), encoding,
-                                   _absolute([root])[0] if root else None)
+                                   published)
     except IngestError as error:
         err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
@@ -167,7 +169,7 @@ def build(
         "--map", help="generic source: FIELD=COLUMN, as for `webgym ingest`. Repeatable.")] = None,
     test_websites: Annotated[int | None, typer.Option(help="Override taskset.split.test_websites.")] = None,
     encoding: Annotated[str | None, typer.Option(help=ENCODING_HELP)] = None,
-    root: Annotated[Path | None, typer.Option(help=ROOT_HELP, file_okay=False)] = None,
+    published: Annotated[str | None, typer.Option(help=PUBLISHED_HELP)] = None,
     stale: Annotated[str | None, typer.Option(
         help="Stale tasks (a planned date now past): keep (flagged), drop, or rewrite (the LLM moves the dates "
              "to the future). Overrides taskset.stale.handle.")] = None,
@@ -185,8 +187,7 @@ def build(
         raise typer.Exit(2) from None
     report = build_taskset(inputs=_absolute(inputs) or None, source=source, column_map=_mapping(column_map or []),
                            test_websites=test_websites, stale=stale, as_of=as_of, config_path=config_path_of(ctx),
-                           data_dir=config_of(ctx).lake.data_dir, encoding=encoding,
-                           root=_absolute([root])[0] if root else os.getcwd())
+                           data_dir=config_of(ctx).lake.data_dir, encoding=encoding, published=published)
     console.print(f"task set built: {report.ingested} seed task(s) ingested ({report.already_ingested} already "
                   f"there), {report.duplicates} new duplicate(s), {report.annotated} annotated ({report.asked_llm} "
                   f"with the LLM: {report.llm}), {report.decomposed} decomposed "

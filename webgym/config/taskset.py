@@ -3,12 +3,36 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
 from schemas.values import WhichRevision
 from webgym.config.base import EmbeddingPrecision, ProjectPath, Section
+
+if TYPE_CHECKING:  # config loads at CLI start-up; the ingest stage only when it runs
+    from stages.ingest.read import Limits
+
+
+class IngestConfig(Section):
+    """How much of a task file `webgym ingest` reads (stages/ingest/read.py): a file over a cap, an
+    endless stream or binary data is refused with one line, never read into memory."""
+
+    max_file_bytes: int = Field(
+        default=2 << 30, ge=1,
+        description="Largest file read (bytes; default 2 GiB). JSON Lines are streamed a line at a time, so "
+                    "memory stays small whatever this says.")
+    max_whole_file_bytes: int = Field(
+        default=256 << 20, ge=1,
+        description="Largest file of a layout read whole (JSON arrays, concatenated JSON, CSV, other encodings "
+                    "than UTF-8); bytes, default 256 MiB. Larger task lists should be JSON Lines.")
+    max_record_bytes: int = Field(
+        default=64 << 20, ge=1, description="Longest JSON Lines line (bytes); a longer one is a bad record.")
+
+    def limits(self) -> Limits:
+        from stages.ingest.read import Limits
+
+        return Limits(self.max_file_bytes, self.max_whole_file_bytes, self.max_record_bytes)
 
 
 class DedupConfig(Section):
@@ -18,9 +42,9 @@ class DedupConfig(Section):
         default=0.87, gt=0, le=1,
         description="Cosine similarity (MiniLM sentence embeddings) at or above which two task texts are "
                     "near-duplicates, when they also start in the same place and (same_constraints) ask for the same. "
-                    "Lower finds more re-wordings; the constraint check keeps distinct tasks apart. 0.87 merged 91% "
-                    "of the true duplicates of benchmarks/data/dedup_pairs.jsonl and none of its near-misses "
-                    "(0.9: 90%); see benchmarks/dedup.py.")
+                    "Lower finds more re-wordings; the constraint check keeps distinct tasks apart. At 0.87, precision "
+                    "0.99 and recall 0.70 on benchmarks/data/dedup_pairs.jsonl (tuned on), 0.97 and 0.52 on "
+                    "dedup_pairs_heldout.jsonl; see benchmarks/dedup.py.")
     same_constraints: bool = Field(
         default=True,
         description="Near-duplicates must ask for the same (stages/constraints.py): the same numbers (dates, prices, "
@@ -34,10 +58,11 @@ class DedupConfig(Section):
         description="Evaluation benchmarks (source names, e.g. [webvoyager, online-mind2web]): every other task "
                     "within the threshold of one of their tasks is dropped as eval_overlap.")
     source_priority: list[str] = Field(
-        default=["synthetic", "webgym", "online-mind2web", "mind2web-live", "mind2web2", "webvoyager", "webarena",
-                 "gaia", "browsecomp", "deepshop", "travelplanner", "agentsynth", "insta", "pae", "generic"],
+        default=["synthetic", "webgym", "online-mind2web", "mind2web-live", "mind2web2", "webvoyager", "webarena-lite",
+                 "webarena", "gaia", "browsecomp", "deepshop", "travelplanner", "agentsynth", "insta", "pae", "generic"],
         description="Which copy of a duplicate survives: sources earlier in the list first (human-verified "
-                    "benchmarks before synthetic proposals); evaluation sources always come first.")
+                    "benchmarks before synthetic proposals; WebArena-Lite, whose eval blocks correct WebArena's, "
+                    "before WebArena); evaluation sources always come first.")
     cache_dir: ProjectPath = Field(
         default=".cache/embeddings",
         description="Embedding cache keyed by text hash (relative to the project); reruns embed only new texts.")
@@ -172,6 +197,7 @@ class TasksetConfig(Section):
                     "re-worded or revised records (seed_tasks.revision): newest, first (the benchmark as first "
                     "published, to compare with published results) or all. Dedup, annotation and the split "
                     "follow it; tasks of other revisions stay in the tasks table with no split.")
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     annotate: AnnotateConfig = Field(default_factory=AnnotateConfig)
     decompose: DecomposeConfig = Field(default_factory=DecomposeConfig)

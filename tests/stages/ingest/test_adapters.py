@@ -15,8 +15,7 @@ from tests.stages.ingest import FIXTURES
 
 
 def ingest(source: str, *names: str, mapping: dict | None = None, encoding: str | None = None):
-    return seed_tasks_from_files(source, [str(FIXTURES / n) for n in names], mapping=mapping, encoding=encoding,
-                                 root=str(FIXTURES))
+    return seed_tasks_from_files(source, [str(FIXTURES / n) for n in names], mapping=mapping, encoding=encoding)
 
 
 def by_id(result) -> dict[str, dict]:
@@ -91,8 +90,8 @@ def test_webvoyager_answers_come_from_the_separate_answer_file():
 
 def test_pae_ids_are_file_and_line_when_they_repeat_and_its_eval_block_and_answers_are_kept():
     ids = sorted(by_id(ingest("pae", "pae_webvoyager_train.jsonl")))
-    assert [re.sub("@[0-9a-f]{12}:", "@HASH:", i) for i in ids] == [
-        "pae_webvoyager_train.jsonl@HASH:1", "pae_webvoyager_train.jsonl@HASH:2"]
+    assert [re.sub("@[0-9a-f]{16}:", "@HASH:", i) for i in ids] == [
+        "file@HASH:1", "file@HASH:2"]
     rows = by_id(ingest("pae", "pae_webarena_map_eval.jsonl"))
     assert sorted(rows) == ["map--0", "map--1", "map--2"]
     assert rows["map--0"]["reference_answer"].startswith("Pittsburgh International Airport, 1000 Airport Blvd")

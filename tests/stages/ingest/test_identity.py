@@ -1,9 +1,10 @@
 """A seed task's identity: (source, source_id, revision). A known id with the same content is already
 present, with new content it is the next revision; related benchmarks keep their own ids; records
-without ids are named by their file's path under the ingest root and its content hash."""
+without ids are named by their file's content hash. Which revision is current follows publication."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 
@@ -11,14 +12,15 @@ import pandas as pd
 
 from stages.ingest import content_key, file_id, seed_tasks_from_files
 from stages.revisions import chosen_revisions
+from stages.stale import stale_answers
 from tests.stages.ingest import FIXTURES
 
 WEBVOYAGER = FIXTURES / "webvoyager" / "WebVoyager_data.jsonl"
 REVISED = FIXTURES / "webvoyager_revised" / "WebVoyager_data_08312025.jsonl"
 
 
-def ingest(source: str, paths, existing: pd.DataFrame | None = None, root=None):
-    return seed_tasks_from_files(source, [str(p) for p in paths], existing, root=str(root or FIXTURES))
+def ingest(source: str, paths, existing: pd.DataFrame | None = None, published=None):
+    return seed_tasks_from_files(source, [str(p) for p in paths], existing, published=published)
 
 
 def lake_of(*results) -> pd.DataFrame:
@@ -46,7 +48,7 @@ def test_the_same_id_with_other_content_is_bad_within_one_file_and_a_revision_ac
                    '{"web_name": "A", "id": "A--1", "ques": "two", "web": "https://a.com"}\n'
                    '{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://a.com"}\n')
     two.write_text('{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://b.com"}\n')
-    result = ingest("webvoyager", [one, two], root=tmp_path)
+    result = ingest("webvoyager", [one, two])
     first, second = result.files
     assert (first.ingested, first.present) == (1, 1)
     assert str(first.bad[0]) == f"{one}: line 2: id 'A--1' already used by line 1 for a different task"
@@ -61,25 +63,27 @@ def test_webarena_lite_tasks_are_not_taken_for_the_webarena_tasks_they_revise():
     assert set(lite.rows["source"]) == {"webarena-lite"} and (lite.rows["revision"] == 1).all()
 
 
-def test_records_without_ids_are_named_by_their_path_under_the_root_and_the_files_hash(tmp_path):
-    for folder in ("a", "b"):
+def test_records_without_ids_are_named_by_their_files_content_wherever_it_is(tmp_path):
+    for folder in ("a", "b", "c"):
         (tmp_path / folder).mkdir()
         shutil.copy(FIXTURES / "agentsynth_task_sequences.jsonl", tmp_path / folder / "tasks.jsonl")
     edited = tmp_path / "b" / "tasks.jsonl"
     edited.write_text(edited.read_text().replace("official trailer", "first trailer"))
-    first = ingest("agentsynth", [tmp_path / "a" / "tasks.jsonl"], root=tmp_path)
+    first = ingest("agentsynth", [tmp_path / "a" / "tasks.jsonl"])
     (source_id,) = first.rows["source_id"]
-    assert re.fullmatch(r"a/tasks\.jsonl@[0-9a-f]{12}:1", source_id)
-    assert source_id == f"{file_id(str(tmp_path / 'a' / 'tasks.jsonl'), str(tmp_path))}:1"
-    second = ingest("agentsynth", [edited], first.rows, root=tmp_path)
-    assert second.files[0].ingested == 1 and second.rows["source_id"].iloc[0].startswith("b/tasks.jsonl@")
-    assert ingest("agentsynth", [tmp_path / "a" / "tasks.jsonl"], lake_of(first, second), root=tmp_path).rows.empty
+    assert re.fullmatch(r"file@[0-9a-f]{16}:1", source_id)
+    assert source_id == f"{file_id(str(tmp_path / 'a' / 'tasks.jsonl'))}:1"
+    second = ingest("agentsynth", [edited], first.rows)
+    assert second.files[0].ingested == 1 and second.rows["source_id"].iloc[0] != source_id
+    lake = lake_of(first, second)
+    for again in (tmp_path / "a" / "tasks.jsonl", tmp_path / "c" / "tasks.jsonl"):  # the same file in another folder
+        result = ingest("agentsynth", [again], lake)
+        assert result.rows.empty and result.files[0].present == 1
 
 
 def test_array_records_without_ids_are_named_by_their_position():
     rows = ingest("insta", [FIXTURES / "insta_v3.parquet"]).rows
-    assert [re.sub("@[0-9a-f]{12}", "", i) for i in rows["source_id"]] == [
-        "insta_v3.parquet#1", "insta_v3.parquet#2", "insta_v3.parquet#4"]
+    assert [re.sub("@[0-9a-f]{16}", "", i) for i in rows["source_id"]] == ["file#1", "file#2", "file#4"]
 
 
 def test_content_is_text_start_url_evaluation_and_answer_whatever_the_key_order():
@@ -106,3 +110,58 @@ def test_the_task_set_uses_the_newest_revision_unless_told_otherwise():
     assert chosen_revisions(tasks, "all")["task_id"].tolist() == tasks["task_id"].tolist()
     seeds = tasks[tasks["parent_task_id"].isna()].drop(columns=["task_id", "parent_task_id"])
     assert chosen_revisions(seeds)["revision"].tolist() == [2, 1, 1]
+
+
+OM2W, OM2W_REDATED = FIXTURES / "Online_Mind2Web.json", FIXTURES / "online_mind2web_redated" / "Online_Mind2Web.json"
+
+
+def current_texts(lake: pd.DataFrame) -> dict[str, str]:
+    chosen = chosen_revisions(lake)
+    return dict(zip(chosen["source_id"], chosen["text"], strict=True))
+
+
+def test_the_current_revision_is_the_last_published_whatever_the_ingest_order():
+    original_first = ingest("webvoyager", [WEBVOYAGER])
+    original_first = lake_of(original_first, ingest("webvoyager", [REVISED], original_first.rows))
+    revised_first = ingest("webvoyager", [REVISED])
+    revised_first = lake_of(revised_first, ingest("webvoyager", [WEBVOYAGER], revised_first.rows))
+    assert current_texts(original_first) == current_texts(revised_first)
+    assert current_texts(revised_first)["Cambridge Dictionary--3"] == \
+        "Look up the British pronunciation of \u2018zeitgeist\u2019."
+    # The file name's date (08312025), or --published, dates a revision; an undated one is the oldest.
+    assert set(revised_first["published"].dropna()) == {dt.datetime(2025, 8, 31, tzinfo=dt.UTC)}
+    dated = ingest("webvoyager", [WEBVOYAGER], ingest("webvoyager", [REVISED]).rows, published=dt.datetime(
+        2023, 11, 1, tzinfo=dt.UTC))
+    lake = lake_of(ingest("webvoyager", [REVISED]), dated)
+    assert current_texts(lake) == current_texts(original_first)
+    assert chosen_revisions(lake, "first").set_index("source_id").at["Cambridge Dictionary--3", "text"] == \
+        "Look up the pronunciation of \u2018zeitgeist\u2019."
+
+
+def test_online_mind2web_redated_ids_are_revisions_of_their_base_id():
+    base = "b7258ee05d75e6c50673a59914db412e"
+    for order in ((OM2W, OM2W_REDATED), (OM2W_REDATED, OM2W)):
+        first = ingest("online-mind2web", [order[0]])
+        second = ingest("online-mind2web", [order[1]], first.rows)
+        lake = lake_of(first, second)
+        assert sorted(set(lake["source_id"])) == sorted({base, "ade4c09ad3fdb1607209750924cd232f"})
+        assert second.files[0].present == 1 and second.files[0].revised == 1
+        assert current_texts(lake)[base].startswith("Find the store location and hours of the closest Trader Joe's")
+        redated = lake[lake["text"].str.contains("Trader Joe")]
+        assert redated["published"].tolist() == [dt.datetime(2025, 11, 3, tzinfo=dt.UTC)]
+
+
+def test_a_reworded_revision_that_keeps_the_old_answer_is_stale_until_refreshed():
+    first = ingest("webvoyager", [WEBVOYAGER])
+    lake = lake_of(first, ingest("webvoyager", [REVISED], first.rows))
+    why = dict(zip(zip(lake["source_id"], lake["revision"]), stale_answers(lake), strict=True))
+    assert why == {("Allrecipes--0", 1): None, ("Cambridge Dictionary--3", 1): None,
+                   ("Cambridge Dictionary--3", 2): "reference answer of revision 1, given for another wording"}
+    # Ingest order does not matter: the answer is stale on the revision published later.
+    revised_first = ingest("webvoyager", [REVISED])
+    lake = lake_of(revised_first, ingest("webvoyager", [WEBVOYAGER], revised_first.rows))
+    stale = lake[stale_answers(lake).notna()]
+    assert stale["text"].tolist() == ["Look up the British pronunciation of \u2018zeitgeist\u2019."]
+    refreshed = lake[stale_answers(lake).notna()].assign(reference_answer="/\u02c8za\u026at.\u0261a\u026ast/",
+                                                         revision=3)
+    assert stale_answers(pd.concat([lake, refreshed], ignore_index=True)).iloc[-1] is None

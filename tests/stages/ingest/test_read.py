@@ -3,15 +3,22 @@ explicit encoding for odd files) and where each record is ("line N", "record N (
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import threading
+import tracemalloc
+
 import pytest
 
-from stages.ingest.read import BadRecord, Record, read_records
+from stages.ingest.read import BadRecord, FileRefused, Limits, Record, read_records
 
 
-def read(tmp_path, content: bytes, name: str = "tasks.jsonl", encoding: str | None = None) -> list:
+def read(tmp_path, content: bytes, name: str = "tasks.jsonl", encoding: str | None = None,
+         limits: Limits | None = None) -> list:
     path = tmp_path / name
     path.write_bytes(content)
-    return list(read_records(path, encoding))
+    return list(read_records(path, encoding, limits))
 
 
 def kinds(records: list) -> list[tuple[str, int | None, int | None]]:
@@ -91,3 +98,73 @@ def test_a_truncated_array_is_reported_after_its_whole_records(tmp_path):
     records = read(tmp_path, b'[\n  {"task_id": "a", "task_description": "one"},\n  {"task_id": "b", "task_descr',
                    "tasks.json")
     assert kinds(records) == [("Record", 2, 1), ("BadRecord", 3, 2)]
+
+
+
+SMALL = Limits(max_file_bytes=1 << 20, max_whole_file_bytes=1 << 16, max_record_bytes=1 << 10)
+
+
+def test_binary_data_is_refused_in_one_line(tmp_path):
+    with pytest.raises(FileRefused, match=r"^/dev/zero: binary data \(byte 0x00 at byte offset 0\), not a task file$"):
+        list(read_records("/dev/zero"))
+    with pytest.raises(FileRefused, match="byte 0x00 at byte offset 9"):
+        read(tmp_path, b'{"a": 1}\n\x00\x01\x02')
+    with pytest.raises(FileRefused, match=r"over 64 MiB, the cap on a file read whole"):  # UTF-16: read whole, capped
+        list(read_records("/dev/zero", "utf-16", Limits(max_whole_file_bytes=64 << 20)))
+
+
+def _endless(fifo, line: bytes) -> threading.Thread:
+    """A writer of `line` into the named pipe `fifo` until its reader goes."""
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "wb") as out:
+            while True:
+                out.write(line * 1000)
+
+    os.mkfifo(fifo)
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_an_endless_stream_of_valid_lines_is_refused_at_the_size_cap(tmp_path):
+    _endless(tmp_path / "tasks.jsonl", b'{"a": 1}\n')
+    records = read_records(tmp_path / "tasks.jsonl", limits=SMALL)
+    with pytest.raises(FileRefused, match=r"more than 1 MiB \(an endless stream\?\), the ingest size cap"):
+        for count, _ in enumerate(records):  # noqa: B007: streamed, one record at a time, until the cap
+            pass
+    assert count == (1 << 20) // 9 - 1
+
+
+def test_files_over_the_caps_are_refused_before_they_are_read(tmp_path):
+    with pytest.raises(FileRefused, match=r"tasks.jsonl: 2 MiB, over the ingest size cap of 1 MiB"):
+        read(tmp_path, b'{"a": 1}\n' * ((2 << 20) // 9), limits=SMALL)
+    array = b"[" + b",".join([b'{"a": 1}'] * 10000) + b"]"
+    with pytest.raises(FileRefused, match=r"over 0 MiB, the cap on a file read whole \(JSON arrays"):
+        read(tmp_path, array, "tasks.json", limits=SMALL)
+    assert len(read(tmp_path, array, "tasks.json")) == 10000
+
+
+def test_a_line_over_the_record_cap_is_a_bad_record_and_the_next_line_is_read(tmp_path):
+    records = read(tmp_path, b'{"a": 1}\n{"a": "' + b"x" * 5000 + b'"}\n{"a": 3}\n', limits=SMALL)
+    assert kinds(records) == [("Record", 1, None), ("BadRecord", 2, None), ("Record", 3, None)]
+    assert records[1].reason == "line longer than 0 MiB (taskset.ingest.max_record_bytes)"
+
+
+def test_json_lines_are_streamed_in_small_memory(tmp_path):
+    path = tmp_path / "tasks.jsonl"
+    line = json.dumps({"text": "x" * 900}).encode() + b"\n"
+    path.write_bytes(line * 8000)  # 7 MB
+    tracemalloc.start()
+    try:
+        assert sum(1 for _ in read_records(path)) == 8000
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3 << 20
+
+
+def test_json_lines_with_a_long_first_line_are_streamed_too(tmp_path):
+    limits = Limits(max_whole_file_bytes=1 << 16)  # a file read whole would be refused
+    line = json.dumps({"text": "x" * 100_000}).encode() + b"\n"
+    assert kinds(read(tmp_path, line * 3, limits=limits)) == [("Record", 1, None), ("Record", 2, None),
+                                                              ("Record", 3, None)]

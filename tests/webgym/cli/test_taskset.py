@@ -109,3 +109,25 @@ def test_a_missing_setting_stops_with_one_line_naming_the_profile_and_no_traceba
     loud = subprocess.run([*command[:3], "-v", *command[3:]], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert loud.returncode == 2 and "Traceback" in loud.stderr and "NoEndpointError" in loud.stderr
+
+
+@pytest.mark.slow  # a fresh process, under a 4 GB address-space limit
+def test_an_endless_binary_stream_is_refused_in_one_line_with_no_traceback(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT)}
+    env.pop("WEBGYM_DATA", None)
+    done = subprocess.run(["bash", "-c", f"ulimit -v 4000000; exec {sys.executable} -m webgym.cli --data-dir data "
+                                         "ingest /dev/zero"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "/dev/zero: binary data (byte 0x00 at byte offset 0), not a task file\n"
+
+
+def test_published_dates_a_file_and_decides_which_revision_is_current(tmp_path):
+    revised = str(FIXTURES / "webvoyager_revised" / "WebVoyager_data_08312025.jsonl")
+    assert webgym(tmp_path, "ingest", revised)[0].exit_code == 0
+    result, output = webgym(tmp_path, "ingest", "--published", "2023-11-01", WEBVOYAGER)
+    assert result.exit_code == 1, output  # the broken line of the fixture
+    rows = Lake(tmp_path / "data").read_table("seed_tasks").sort_values("published")
+    assert rows["published"].dt.year.tolist() == [2023, 2025, 2025]
+    refused, output = webgym(tmp_path, "ingest", "--published", "31/08/2025", WEBVOYAGER)
+    assert refused.exit_code == 2 and output == "--published takes a date as YYYY-MM-DD, not '31/08/2025'"
