@@ -26,7 +26,7 @@ from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
 from stages.ingest import FileReport, files_by_source, publication_date, seed_tasks_from_files, seed_tasks_from_records
-from stages.ingest.read import Record
+from stages.ingest.read import Limits, Record
 from stages.revisions import chosen_revisions
 from stages.split import assigned_splits, needs_site_table, same_splits, split_counts
 from stages.stale import (answers_current, any_to_rewrite, flagged_stale, held_back_by_source, refreshed_seeds,
@@ -116,7 +116,7 @@ def ingest_inputs(config: Config, inputs: list[str], source: str = "auto", colum
     taskset.ingest caps what is read."""
     lake = Lake(config.lake.data_dir)
     existing = _seed_identities(lake)
-    limits = config.taskset.ingest.limits()
+    limits = Limits(**config.taskset.ingest.model_dump())
     day = publication_date(published)
     results = {name: seed_tasks_from_files(name, files, existing, column_map, encoding, published=day, limits=limits)
                for name, files in files_by_source(inputs, source, encoding, limits).items()}

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from schemas.values import WhichRevision
 from webgym.config.base import EmbeddingPrecision, ProjectPath, Section
-
-if TYPE_CHECKING:  # config loads at CLI start-up; the ingest stage only when it runs
-    from stages.ingest.read import Limits
-
 
 class IngestConfig(Section):
     """How much of a task file `webgym ingest` reads (stages/ingest/read.py): a file over a cap, an
@@ -28,11 +24,6 @@ class IngestConfig(Section):
                     "than UTF-8); bytes, default 256 MiB. Larger task lists should be JSON Lines.")
     max_record_bytes: int = Field(
         default=64 << 20, ge=1, description="Longest JSON Lines line (bytes); a longer one is a bad record.")
-
-    def limits(self) -> Limits:
-        from stages.ingest.read import Limits
-
-        return Limits(self.max_file_bytes, self.max_whole_file_bytes, self.max_record_bytes)
 
 
 class DedupConfig(Section):
