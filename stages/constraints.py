@@ -7,15 +7,18 @@ A text's constraints are its numbers (digits, number words and ordinals, as valu
 constraint words it uses (most / least / more / less / not, so "over 100" and "more than 100" agree
 but "cheapest" and "most expensive" do not) and its content words: what is left after function
 words, request verbs ("find", "look up", "show me"), filler nouns that re-wordings add or drop
-("information", "page", "option"), constraint and number words, stemmed. Two tasks agree when their
-numbers and kinds are equal and every content word of one is in the other, up to a one- or
-two-letter typo ("millage" / "mileage") or an acronym ("HD" / "hard drive"), leaving out the words
-of either task's website ("on kbb", "on Fox Sports" for foxsports.com).
+("information", "page", "option"; WebArena-Verified's "title", "sorted", "route", "total",
+"settings", "date", "in the current repository"), constraint and number words, and any of these
+with one letter too many ("Telll me", "durning"), stemmed. Two tasks agree when their numbers and
+kinds are equal and every content word of one is in the other, up to a one- or two-letter typo
+("millage" / "mileage") or an acronym ("HD" / "hard drive"), leaving out the words of either task's
+website ("on kbb", "on Fox Sports" for foxsports.com).
 
 `task_core` is the part of a text that says what to do: answer-format instructions appended by
 re-worded releases ("Return the value as a number (e.g., 10.99) only, ...", "(Use the OSRM direction
-service.)", WebArena-Verified) are left out, and numeric dates read as words ("6/12/2023" as "June 12,
-2023"), so a re-wording that only pins the answer's format is the same task.
+service.)", "in DD format", "Please round to the nearest whole number", WebArena-Verified) are left
+out, and numeric dates read as words ("6/12/2023" as "June 12, 2023"), so a re-wording that only
+pins the answer's format is the same task.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ _PHRASES = (("at least", "more"), ("at most", "less"), ("no more than", "less"),
             ("or less", "less"), ("or fewer", "less"), ("or lower", "less"), ("or below", "less"), ("up to", "less"),
             ("other than", "not"), ("except for", "not"), ("look up", "find"), ("look for", "find"),
             ("search for", "find"), ("show me", "find"), ("find out", "find"), ("check out", "find"),
-            ("go to", "find"), ("make sure", "ensure"), ("model years", "years"), ("model year", "year"))
+            ("go to", "find"), ("make sure", "ensure"), ("model years", "years"), ("model year", "year"),
+            ("marked as", ""))
 _PHRASE = re.compile(r"\b(" + "|".join(re.escape(p) for p, _ in _PHRASES) + r")\b")
 _PHRASE_OF = dict(_PHRASES)
 
@@ -45,6 +49,14 @@ _CONSTRAINT_WORDS = {
     "not": "not no without never except excluding exclude non",
 }
 _KIND_OF = {word: kind for kind, words in _CONSTRAINT_WORDS.items() for word in words.split()}
+_DIMENSIONS = {
+    "price": "cheapest cheaper", "time": "earliest latest newest oldest earlier later newer older",
+    "length": "shortest longest shorter longer", "size": "largest biggest smallest larger bigger smaller",
+    "speed": "fastest slowest faster slower", "weight": "heaviest lightest heavier lighter",
+}
+_DIMENSION_OF = {word: dimension for dimension, words in _DIMENSIONS.items() for word in words.split()}
+"""What a constraint word measures, where it says: 'the cheapest' and 'the earliest' are both a minimum,
+of different things ('the lowest' and 'the most' say nothing of what)."""
 
 _NUMBER_WORDS = {word: str(value) for value, words in enumerate((
     "zero", "first", "two second", "three third", "four fourth", "five fifth", "six sixth", "seven seventh",
@@ -65,7 +77,7 @@ they them their theirs there here as if then than so such also do does did doing
 would should could can may might must shall into onto about up out off just only any some all each every both
 either neither another same own very too via per s t re ll ve d m o y please thanks thank kindly while also
 additionally further furthermore moreover finally then next once again ensure ensuring sure whether one ones
-among between
+among between through inclusive
 """.split())
 _REQUEST_WORDS = frozenset("""
 find finding search searching look looking locate locating identify identifying discover discovering explore
@@ -79,17 +91,21 @@ information info detail details page pages option options result results website
 online item items listing listings price prices priced cost color colour pair feature features budget specific
 specifically available availability currently relevant respective thing things way current discussion called
 status exist project repository repo product products variant appropriate configuration keyword name names during
+date dates title titles titled sort sorted sorting route routes map maps total setting settings attribute attributes
+source com org net www username usernames nickname nicknames
 """.split())
 _CANONICAL = {"reserve": "book", "purchase": "buy", "bookmark": "save", "contrast": "compare", "mark": "set",
               "change": "set", "make": "set", "subreddit": "forum", "reddit": "forum", "repo": "repository",
               "fulfill": "complete", "fulfil": "complete", "full": "complete", "around": "near", "far": "distance",
               "walkway": "walk"}
 _ANSWER_FORMAT = re.compile(
-    r"\s*\((?:use|you can)\b[^)]*\)"
-    r"|[.?]?\s*\b(?:Return (?:the value|the date|the url|the list|a list|an object|a boolean|a number|true)\b"
+    r"\s*\((?:use|you can)\b[^)]*\)|\s*\bin [a-z]{1,4}(?::[a-z]+)? format\b"
+    r"|[.?,]?\s*\bplease round to the nearest whole number\b"
+    r"|(?:[.?]\s*|\s+)\b(?:Return (?:the value|the date|the url|the list|a list|an object|a boolean|a number|true)\b"
     r"|Use \"\w+\" for\b).*$", re.I | re.S)
-"""Answer-format instructions: asides on tools or permissions, and a closing 'Return the value as ...' or
-'Use "hotel" for the name ...' sentence (what to do comes before them)."""
+"""Answer-format instructions: asides on tools or permissions or on the answer's format ('in DD format',
+'please round ...'), and a closing 'Return the value as ...' or 'Use "hotel" for the name ...' sentence
+(what to do comes before them; a text that starts with 'Return the date ...' asks for it)."""
 _NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)\b")
 _MONTH_NAMES = ("january february march april may june july august september october november december").split()
 
@@ -109,12 +125,26 @@ def task_core(text: str) -> str:
 _SKIP = _FUNCTION_WORDS | _REQUEST_WORDS | _FILLER_WORDS | frozenset(_KIND_OF) | frozenset(_NUMBER_WORDS)
 
 
+def _misspelt_skip(token: str) -> bool:
+    """Whether a token is a word of _SKIP with one letter too many: a doubled letter ('telll') or, from six
+    letters, any letter ('durning'); shorter words keep their meaning ('intro' is not 'into')."""
+    if len(token) < 5:
+        return False
+    for i in range(len(token)):
+        doubled = token[i] in token[max(0, i - 1):i] + token[i + 1:i + 2]
+        if (doubled or len(token) >= 6) and token[:i] + token[i + 1:] in _SKIP:
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Constraints:
-    """A text's numbers (sorted values), constraint kinds and content words (in text order and as a set)."""
+    """A text's numbers (sorted values), constraint kinds, what its constraint words measure (price, time,
+    ...) and content words (in text order and as a set)."""
 
     numbers: tuple[str, ...]
     kinds: frozenset[str]
+    dimensions: frozenset[str]
     words: tuple[str, ...]
 
     @property
@@ -151,10 +181,10 @@ def stem(word: str) -> str:
 
 
 def constraints_of(text: str) -> Constraints:
-    """The numbers, constraint kinds and content words of a task text."""
+    """The numbers, constraint kinds, measures and content words of a task text."""
     lowered = unicodedata.normalize("NFKC", task_core(text)).casefold().replace("\u2019", "'")
     lowered = _PHRASE.sub(lambda m: f" {_PHRASE_OF[m.group(1)]} ", lowered)
-    numbers, kinds, words = [], set(), []
+    numbers, kinds, dimensions, words = [], set(), set(), []
     previous = ""
     for token in _TOKEN.findall(lowered):
         if token[0].isdigit():
@@ -163,12 +193,15 @@ def constraints_of(text: str) -> Constraints:
                 kinds.add("more")
         elif token in _KIND_OF:
             kinds.add(_KIND_OF[token])
+            if token in _DIMENSION_OF:
+                dimensions.add(_DIMENSION_OF[token])
         elif token in _NUMBER_WORDS:
             numbers.append(_NUMBER_WORDS[token])
-        elif len(token) > 1 and token not in _SKIP and not (token in _ORDINAL_SUFFIXES and previous[:1].isdigit()):
+        elif (len(token) > 1 and token not in _SKIP and not _misspelt_skip(token)
+              and not (token in _ORDINAL_SUFFIXES and previous[:1].isdigit())):
             words.append(stem(token))
         previous = token
-    return Constraints(tuple(sorted(numbers)), frozenset(kinds), tuple(words))
+    return Constraints(tuple(sorted(numbers)), frozenset(kinds), frozenset(dimensions), tuple(words))
 
 
 def site_words(website: str | None, start_url: str | None) -> frozenset[str]:
@@ -234,9 +267,12 @@ def _unmatched(a: Constraints, b: Constraints, sites: frozenset[str]) -> tuple[s
 
 
 def agree(a: Constraints, b: Constraints, sites: frozenset[str] = frozenset()) -> bool:
-    """Whether two tasks ask for the same: equal numbers and constraint kinds, and no content word of
-    one missing from the other (typos, acronyms and the words of `sites` aside)."""
+    """Whether two tasks ask for the same: equal numbers and constraint kinds, the same measures where both
+    name one ('cheapest' is not 'earliest'; 'lowest priced' is either), and no content word of one missing
+    from the other (typos, acronyms and the words of `sites` aside)."""
     if a.numbers != b.numbers or a.kinds != b.kinds:
+        return False
+    if a.dimensions and b.dimensions and a.dimensions != b.dimensions:
         return False
     if a.word_set == b.word_set:
         return True

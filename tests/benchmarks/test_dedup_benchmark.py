@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 
 from tests.benchmarks import load_benchmark
+from webgym.config import DedupConfig
 
 bench = load_benchmark("dedup")
 
@@ -42,3 +44,15 @@ def test_pair_figures_count_precision_recall_and_the_wrong_pairs():
     assert (figures["precision"], figures["recall"]) == (round(2 / 3, 4), round(2 / 3, 4))
     assert [w["id"] for w in figures["wrong"]] == ["2", "3"]
     assert figures["right_by_kind"] == {"duplicate:k": "2/3", "near-miss:k": "1/2"}
+
+
+@pytest.mark.slow
+def test_dedup_keeps_precision_on_both_pair_sets_and_finds_more_rewordings_on_the_held_out_one(tmp_path):
+    """Issue 47: near-duplicate dedup on re-worded real tasks it was not tuned on. The target there is
+    recall >= 0.85 at precision >= 0.97; this holds what the default configuration reaches (0.52 recall
+    before the generic words of WebArena-Verified's re-wordings and the lower threshold)."""
+    threshold = DedupConfig().threshold
+    tuning = bench.run_pairs(threshold, str(tmp_path))
+    held_out = bench.run_pairs(threshold, str(tmp_path), bench.HELD_OUT)
+    assert tuning["precision"] >= 0.97 and tuning["recall"] >= 0.80
+    assert held_out["precision"] >= 0.97 and held_out["recall"] >= 0.70
