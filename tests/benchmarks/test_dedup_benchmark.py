@@ -23,11 +23,11 @@ def test_build_plants_duplicates_and_near_misses_of_base_tasks():
     assert bench.build(2000, seed=1).equals(frame)
 
 
-def test_the_labelled_real_pairs_are_half_duplicates_half_near_misses_each_with_its_kind():
+def test_the_labelled_real_pairs_hold_both_duplicates_and_near_misses_each_with_its_kind():
     pairs = bench.load_pairs()
     assert len(pairs) >= 150 and len({p["id"] for p in pairs}) == len(pairs)
     duplicates = [p for p in pairs if p["duplicate"]]
-    assert len(duplicates) * 2 == len(pairs)
+    assert len(pairs) / 3 <= len(duplicates) <= 2 * len(pairs) / 3  # neither class can carry the figures alone
     assert {p["kind"] for p in duplicates} == {"copy", "rewording"}
     assert {p["kind"] for p in pairs if not p["duplicate"]} >= {"start_url", "entity", "number", "date", "attribute",
                                                                  "negation", "added_constraint"}
