@@ -95,6 +95,8 @@ def ingest(
     """Read benchmark task files into seed_tasks; print per file: records read, ingested (new revisions of
     known ids among them), already present, bad, and how many records gave and kept each field. Exit
     code 0 when all is well, 1 when some records are bad (reported), 2 when nothing was ingested."""
+    import pyarrow.dataset as ds
+
     from flows.build_taskset import ingest_inputs
     from stages.ingest import IngestError, publication_date
     from stages.stale import stale_counts
@@ -112,8 +114,8 @@ def ingest(
     total_bad = sum(len(report.bad) for report in reports)
     console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
                   + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
-    seeds = lake.read_table("seed_tasks", columns=["source", "source_file", "stale_phrase"])
-    flagged = stale_counts(seeds[seeds["source_file"].isin([report.file for report in reports])])
+    flagged = stale_counts(lake.read_table("seed_tasks", columns=["source", "stale_phrase"], filter=(
+        ds.field("source_file").isin([report.file for report in reports]) & ds.field("stale_phrase").is_valid())))
     console.print(f"stale tasks in these files (as of {config_of(ctx).taskset.stale.day().isoformat()}): "
                   + (", ".join(f"{source} {n}" for source, n in flagged.items()) or "none"))
     code = ingest_exit_code(reports)
