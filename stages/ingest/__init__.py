@@ -92,10 +92,15 @@ class FieldCount:
     kept: int = 0
 
 
+BAD_KEPT = 1000
+"""Bad records a file's report keeps (each is counted): a file of millions of broken lines is not held."""
+
+
 @dataclass
 class FileReport:
-    """What happened to one file's records: read = ingested + already present + bad; `revised` of the
-    ingested are new revisions of known ids; `fields` counts, per source field, what was given and kept."""
+    """What happened to one file's records: read = ingested + already present + bad_count; `revised` of
+    the ingested are new revisions of known ids; `bad` keeps the first BAD_KEPT bad records; `fields`
+    counts, per source field, what was given and kept."""
 
     file: str
     source: str
@@ -104,10 +109,16 @@ class FileReport:
     present: int = 0
     revised: int = 0
     bad: list[BadRecord] = field(default_factory=list)
+    bad_count: int = 0
     fields: dict[str, FieldCount] = field(default_factory=dict)
 
     def field_count(self, path: str, column: str) -> FieldCount:
         return self.fields.setdefault(f"{path} -> {column}", FieldCount())
+
+    def add_bad(self, record: BadRecord) -> None:
+        self.bad_count += 1
+        if len(self.bad) < BAD_KEPT:
+            self.bad.append(record)
 
 
 @dataclass
@@ -358,13 +369,13 @@ def _new_row(adapter: Adapter, item: Record | BadRecord, report: FileReport, kno
     if isinstance(item, BadRecord):
         if not item.whole_file:
             report.read += 1
-        report.bad.append(item)
+        report.add_bad(item)
         return None
     report.read += 1
     try:
         row = _seed_row(adapter, item, Where(item.file, file[1], item.line, item.index), context, now, published)
     except (RecordError, ValidationError) as error:
-        report.bad.append(BadRecord(item.file, item.line, _reason(error), item.index))
+        report.add_bad(BadRecord(item.file, item.line, _reason(error), item.index))
         return None
     _count_fields(report, adapter, item.data, row)
     key, content = row["source_id"], content_key(row)
@@ -373,7 +384,7 @@ def _new_row(adapter: Adapter, item: Record | BadRecord, report: FileReport, kno
         return None
     latest, added_in, place = known.newest(key)
     if added_in == file[0]:
-        report.bad.append(BadRecord(item.file, item.line, f"id {key!r} already used by {place} for a different task",
+        report.add_bad(BadRecord(item.file, item.line, f"id {key!r} already used by {place} for a different task",
                                     item.index))
         return None
     row["revision"], row["previous_revision"] = latest + 1, latest or None

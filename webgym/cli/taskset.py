@@ -52,7 +52,7 @@ def _print_file_report(report: FileReport, detected: bool, show_bad: int) -> Non
         console.print(f"{file}: source [bold]{report.source}[/bold] (detected)" + (f"; {escape(note)}" if note else ""))
     revised = f" ({report.revised} new revision(s) of known ids)" if report.revised else ""
     console.print(f"{file} ({report.source}): {report.read} read, {report.ingested} ingested{revised}, "
-                  f"{report.present} already present, {len(report.bad)} bad")
+                  f"{report.present} already present, {report.bad_count} bad")
     by_field: dict[str, tuple[int, int]] = {}  # a source field may land in several columns: its worst count
     for name, count in report.fields.items():
         if not name.endswith("-> raw"):
@@ -65,10 +65,11 @@ def _print_file_report(report: FileReport, detected: bool, show_bad: int) -> Non
         console.print(f"  fields kept: {escape(', '.join(kept))}", soft_wrap=True)
     if lost:
         console.print(f"  [yellow]fields not kept[/yellow]: {escape(', '.join(lost))}", soft_wrap=True)
-    for bad in report.bad[:show_bad]:
+    shown = report.bad[:show_bad]
+    for bad in shown:
         console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
-    if len(report.bad) > show_bad:
-        console.print(f"  ... and {len(report.bad) - show_bad} more")
+    if report.bad_count > len(shown):
+        console.print(f"  ... and {report.bad_count - len(shown)} more")
 
 
 def ingest_exit_code(reports: list[FileReport]) -> int:
@@ -111,7 +112,7 @@ def ingest(
         raise typer.Exit(2) from None
     for report in reports:
         _print_file_report(report, source == "auto", show_bad)
-    total_bad = sum(len(report.bad) for report in reports)
+    total_bad = sum(report.bad_count for report in reports)
     console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
                   + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
     flagged = stale_counts(lake.read_table("seed_tasks", columns=["source", "stale_phrase"], filter=(

@@ -10,6 +10,7 @@ import shutil
 
 import pandas as pd
 
+import stages.ingest
 from stages.ingest import TaskFiles, content_key, file_id, seed_task_batches, seed_tasks_from_files
 from stages.ingest.read import Record
 from stages.revisions import chosen_revisions
@@ -74,6 +75,15 @@ def test_batches_are_bounded_by_rows_and_bytes_and_identity_spans_them():
     assert (report.read, report.ingested, report.present) == (14, 12, 1)
     assert [str(b) for b in report.bad] == ["tasks.jsonl: line 12: id 'A--1' already used by line 2 for a different "
                                             "task"]
+
+
+def test_a_report_counts_every_bad_record_and_keeps_the_first_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(stages.ingest, "BAD_KEPT", 5)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://a.com"}\n' + "{broken\n" * 40)
+    (report,) = ingest("webvoyager", [tasks]).files
+    assert (report.read, report.ingested, report.bad_count) == (41, 1, 40)
+    assert [b.line for b in report.bad] == [2, 3, 4, 5, 6]
 
 
 def test_webarena_lite_tasks_are_not_taken_for_the_webarena_tasks_they_revise():
