@@ -129,7 +129,8 @@ def ingest_inputs(config: Config, inputs: list[str], source: str = "auto", colum
     hold. `published` (YYYY-MM-DD) dates the files' records (stages.ingest); taskset.ingest caps what is read."""
     settings = config.taskset.ingest
     lake = Lake(config.lake.data_dir)
-    limits = Limits(settings.max_file_bytes, settings.max_whole_file_bytes, settings.max_record_bytes)
+    limits = Limits(max_file_bytes=settings.max_file_bytes, max_whole_file_bytes=settings.max_whole_file_bytes,
+                    max_record_bytes=settings.max_record_bytes)
     day = publication_date(published)
     opened = [task_files(name, files, column_map, encoding, day, limits)
               for name, files in files_by_source(inputs, source, encoding, limits).items()]
