@@ -14,6 +14,7 @@ The tasks below are the stages' drivers (read the lake, run the stage, write its
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,7 +26,9 @@ from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
 from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
-from stages.ingest import FileReport, files_by_source, publication_date, seed_tasks_from_files, seed_tasks_from_records
+from stages.ingest import (FileReport, SeedTaskBatches, TaskFiles, files_by_source, publication_date,
+                           seed_task_batches, task_files)
+from stages.ingest.known import CONTENT_COLUMNS
 from stages.ingest.read import Limits, Record
 from stages.revisions import chosen_revisions
 from stages.split import assigned_splits, needs_site_table, same_splits, split_counts
@@ -101,28 +104,42 @@ class TasksetReport:
     """The decomposed texts' LLM calls."""
 
 
-def _seed_identities(lake: Lake) -> pd.DataFrame:
-    """What ingest compares new records with: each seed task's identity and content."""
-    return lake.read_table("seed_tasks", columns=["source", "source_id", "revision", "text", "start_url", "evaluation",
-                                                  "reference_answer"])
+def _seed_identities(lake: Lake, source: str) -> Iterator[pd.DataFrame]:
+    """What ingest compares new records of `source` with: its seed tasks' identity and content, a few
+    thousand rows at a time (the index they fill is on disk, stages.ingest.known)."""
+    import pyarrow.dataset as ds
+
+    return lake.read_batches("seed_tasks", columns=CONTENT_COLUMNS, filter=ds.field("source") == source)
+
+
+def _write_seed_tasks(lake: Lake, batches: SeedTaskBatches, config: Config, source: str) -> list[FileReport]:
+    """Write each frame of `batches` as a seed_tasks part (stale phrases flagged) as it comes; the reports."""
+    for rows in batches.batches:
+        lake.write_table("seed_tasks", flagged_stale(rows, config.taskset.stale.day()), run_id=f"ingest-{source}")
+    return batches.files
 
 
 @task(cache_policy=NO_CACHE)
 def ingest_inputs(config: Config, inputs: list[str], source: str = "auto", column_map: dict[str, str] | None = None,
                   encoding: str | None = None, published: str | None = None) -> list[FileReport]:
-    """Read benchmark task files into seed_tasks, a part per adapter (bad records reported, the rest
-    ingested), once every file has been read and checked; IngestError (nothing written) when the
-    request itself is wrong. `published` (YYYY-MM-DD) dates the files' records (stages.ingest);
-    taskset.ingest caps what is read."""
+    """Read benchmark task files into seed_tasks, a part per taskset.ingest.batch_rows new rows, in
+    bounded memory (bad records reported, the rest ingested). Every file is opened and checked first:
+    IngestError, with nothing written, when the request itself is wrong. A file refused part-way (an
+    endless stream) or an ingest killed part-way leaves the parts written, and a rerun skips what they
+    hold. `published` (YYYY-MM-DD) dates the files' records (stages.ingest); taskset.ingest caps what is read."""
+    settings = config.taskset.ingest
     lake = Lake(config.lake.data_dir)
-    existing = _seed_identities(lake)
-    limits = Limits(**config.taskset.ingest.model_dump())
+    limits = Limits(max_file_bytes=settings.max_file_bytes, max_whole_file_bytes=settings.max_whole_file_bytes,
+                    max_record_bytes=settings.max_record_bytes)
     day = publication_date(published)
-    results = {name: seed_tasks_from_files(name, files, existing, column_map, encoding, published=day, limits=limits)
-               for name, files in files_by_source(inputs, source, encoding, limits).items()}
-    for name, result in results.items():
-        lake.write_table("seed_tasks", flagged_stale(result.rows, config.taskset.stale.day()), run_id=f"ingest-{name}")
-    return [report for result in results.values() for report in result.files]
+    opened = [task_files(name, files, column_map, encoding, day, limits)
+              for name, files in files_by_source(inputs, source, encoding, limits).items()]
+    reports: list[FileReport] = []
+    for files in opened:
+        batches = seed_task_batches(files, _seed_identities(lake, files.source), batch_rows=settings.batch_rows,
+                                    batch_bytes=settings.batch_bytes)
+        reports += _write_seed_tasks(lake, batches, config, files.source)
+    return reports
 
 
 @task(cache_policy=NO_CACHE)
@@ -135,9 +152,8 @@ def ingest_synthetic_sites(config: Config) -> list[FileReport]:
     source = "synthetic sites"
     goals = [Record(source, line, record) for line, record in enumerate(task_records(list(world.sites.values())), 1)]
     lake = Lake(config.lake.data_dir)
-    result = seed_tasks_from_records("synthetic", {source: goals}, _seed_identities(lake))
-    lake.write_table("seed_tasks", flagged_stale(result.rows, config.taskset.stale.day()), run_id="ingest-synthetic")
-    return result.files
+    return _write_seed_tasks(lake, seed_task_batches(TaskFiles("synthetic", {source: goals}),
+                                                     _seed_identities(lake, "synthetic")), config, "synthetic")
 
 
 @task(cache_policy=NO_CACHE)

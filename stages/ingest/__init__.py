@@ -1,10 +1,13 @@
 """Ingest: task files of public benchmarks -> seed_tasks rows, one adapter per source format.
 
-`seed_tasks_from_files` reads every record, converts it with the source's adapter and returns the
-new rows plus a report per file; a broken record is reported with file and line (or record and
-line) and the rest go on. Before anything is converted, each file is checked against the adapter:
-when most records lack the fields the format needs, the request stops naming the adapters whose
-fields do fit.
+`task_files` opens a source's files and checks each against the adapter on its first records: when
+most records lack the fields the format needs, the request stops naming the adapters whose fields
+do fit. `seed_task_batches` then reads every record, converts it with the source's adapter and
+yields the new rows in frames of a bounded size, plus a report per file; a broken record is
+reported with file and line (or record and line) and the rest go on. Nothing is held but one frame
+and the record being read: the ids and contents already seen are looked up on disk
+(stages.ingest.known), so a file of millions of new tasks ingests in bounded memory.
+`seed_tasks_from_files` gathers the frames in one, for inputs small enough to hold.
 
 A seed task is identified by its source, its id in the source and its revision. A record whose id
 is known counts as already present only when its content (text, start URL, evaluation block,
@@ -21,16 +24,17 @@ Which revision is current follows publication, not ingest order (stages.revision
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import hashlib
 import itertools
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from pydantic import ValidationError
 
@@ -42,6 +46,7 @@ from stages.ingest.deepshop import DEEPSHOP
 from stages.ingest.gaia import GAIA
 from stages.ingest.generic import GENERIC
 from stages.ingest.insta import INSTA
+from stages.ingest.known import KnownTasks, content_key
 from stages.ingest.mind2web2 import MIND2WEB2
 from stages.ingest.mind2web_live import MIND2WEB_LIVE
 from stages.ingest.online_mind2web import ONLINE_MIND2WEB
@@ -87,10 +92,15 @@ class FieldCount:
     kept: int = 0
 
 
+BAD_KEPT = 1000
+"""Bad records a file's report keeps (each is counted): a file of millions of broken lines is not held."""
+
+
 @dataclass
 class FileReport:
-    """What happened to one file's records: read = ingested + already present + bad; `revised` of the
-    ingested are new revisions of known ids; `fields` counts, per source field, what was given and kept."""
+    """What happened to one file's records: read = ingested + already present + bad_count; `revised` of
+    the ingested are new revisions of known ids; `bad` keeps the first BAD_KEPT bad records; `fields`
+    counts, per source field, what was given and kept."""
 
     file: str
     source: str
@@ -99,10 +109,16 @@ class FileReport:
     present: int = 0
     revised: int = 0
     bad: list[BadRecord] = field(default_factory=list)
+    bad_count: int = 0
     fields: dict[str, FieldCount] = field(default_factory=dict)
 
     def field_count(self, path: str, column: str) -> FieldCount:
         return self.fields.setdefault(f"{path} -> {column}", FieldCount())
+
+    def add_bad(self, record: BadRecord) -> None:
+        self.bad_count += 1
+        if len(self.bad) < BAD_KEPT:
+            self.bad.append(record)
 
 
 @dataclass
@@ -113,6 +129,15 @@ class IngestResult:
     @property
     def bad(self) -> list[BadRecord]:
         return [b for f in self.files for b in f.bad]
+
+
+Existing: TypeAlias = "pd.DataFrame | Iterable[pd.DataFrame] | None"
+"""The seed tasks held already: seed_tasks rows (stages.ingest.known.CONTENT_COLUMNS), whole or in frames."""
+
+BATCH_ROWS = 20_000
+"""New seed tasks per frame of `seed_task_batches` (taskset.ingest.batch_rows)."""
+BATCH_BYTES = 64 << 20
+"""Bytes of records' JSON after which a frame is full even if short of BATCH_ROWS (taskset.ingest.batch_bytes)."""
 
 
 def adapter_for(source: str) -> Adapter:
@@ -219,123 +244,175 @@ FIT_SAMPLE = 1000
 """Records of a file `check_fit` looks at (the first ones): a file is streamed, never held whole."""
 
 
-def seed_tasks_from_files(source: str, paths: list[str], existing: pd.DataFrame | None = None,
-                          mapping: dict[str, str] | None = None, encoding: str | None = None,
-                          now: dt.datetime | None = None, published: dt.datetime | None = None,
-                          limits: Limits | None = None) -> IngestResult:
-    """One row per new seed task (or new revision) read from `paths` with the `source` adapter, plus a
-    report per file (`seed_tasks_from_records` over each task file's records, streamed). `encoding`
-    overrides UTF-8 for odd files; `published` dates every file's records (else a date in the file's
-    name does). IngestError when the request itself is wrong: the adapter cannot prepare the files (a
-    missing answer file, a bad mapping), a file is of another format, or a file is refused (over a
-    size cap in `limits`, endless, binary)."""
+@dataclass
+class TaskFiles:
+    """One source's task files, prepared and checked but not read yet (beyond the first FIT_SAMPLE
+    records of each): path -> its records as they will be read, the adapter's context, each file's
+    name in fallback ids (default: its file name) and the date its records carry when they have none."""
+
+    source: str
+    records: dict[str, Iterable[Record | BadRecord]]
+    context: Any = None
+    file_ids: dict[str, str] = field(default_factory=dict)
+    published: dict[str, dt.datetime | None] = field(default_factory=dict)
+
+
+def task_files(source: str, paths: list[str], mapping: dict[str, str] | None = None, encoding: str | None = None,
+               published: dt.datetime | None = None, limits: Limits | None = None) -> TaskFiles:
+    """`paths` opened for the `source` adapter, each checked against its format on its first records.
+    `encoding` overrides UTF-8 for odd files; `published` dates every file's records (else a date in
+    the file's name does). IngestError when the request itself is wrong: the adapter cannot prepare
+    the files (a missing answer file, a bad mapping), a file is of another format, or a file is
+    refused (over a size cap in `limits`, endless, binary)."""
     adapter = adapter_for(source)
     try:
-        task_files, context = adapter.prepare([str(p) for p in paths], mapping or {}, encoding)
+        paths_read, context = adapter.prepare([str(p) for p in paths], mapping or {}, encoding)
         files: dict[str, Iterable[Record | BadRecord]] = {}
-        for path in task_files:
+        for path in paths_read:
             records = read_records(path, encoding, limits)
-            first = list(itertools.islice(records, FIT_SAMPLE))
-            check_fit(adapter, path, first)
-            files[path] = itertools.chain(first, records)
-        ids = {path: file_id(path) for path in task_files if os.path.isfile(path)}
-        dates = {path: published or published_in_name(path) for path in task_files}
-        return seed_tasks_from_records(source, files, existing, context, now, ids, dates)
+            first = collections.deque(itertools.islice(records, FIT_SAMPLE))
+            check_fit(adapter, path, list(first))
+            files[path] = _sample_then_rest(first, records)
+        ids = {path: file_id(path) for path in paths_read if os.path.isfile(path)}
+        dates = {path: published or published_in_name(path) for path in paths_read}
+        return TaskFiles(source, files, context, ids, dates)
     except IngestError:
         raise
     except (ValueError, OSError) as error:  # FileRefused, and what `prepare` raises
         raise IngestError(str(error)) from None
 
 
-def content_key(row: dict[str, Any]) -> str:
-    """What makes two records of one id the same revision: text, start URL, evaluation block (key
-    order aside) and reference answer."""
-    evaluation = row.get("evaluation")
-    try:
-        evaluation = json.dumps(json.loads(evaluation), sort_keys=True, ensure_ascii=False) if evaluation else None
-    except json.JSONDecodeError:
-        pass
-    content = [row["text"], row.get("start_url"), evaluation, row.get("reference_answer")]
-    return hashlib.sha256(json.dumps(content, ensure_ascii=False).encode()).hexdigest()
+def _sample_then_rest(sample: collections.deque, rest: Iterator[Record | BadRecord]) -> Iterator[Record | BadRecord]:
+    """The records of a file: the sample `check_fit` saw, let go one by one as read, then the rest."""
+    while sample:
+        yield sample.popleft()
+    yield from rest
+
+
+def seed_tasks_from_files(source: str, paths: list[str], existing: Existing = None,
+                          mapping: dict[str, str] | None = None, encoding: str | None = None,
+                          now: dt.datetime | None = None, published: dt.datetime | None = None,
+                          limits: Limits | None = None) -> IngestResult:
+    """One row per new seed task (or new revision) read from `paths` with the `source` adapter, plus a
+    report per file: `task_files`, then `seed_tasks_from_records` (IngestError as they raise it)."""
+    files = task_files(source, paths, mapping, encoding, published, limits)
+    return seed_tasks_from_records(source, files.records, existing, files.context, now, files.file_ids,
+                                   files.published)
 
 
 @dataclass
-class _Known:
-    """The revisions of one id: the newest number and every content held."""
+class SeedTaskBatches:
+    """The new seed tasks of some task files as frames (`batches`), converted as they are consumed, and a
+    report per file (`files`), complete once the last frame is taken. Only one frame is held at a time,
+    so memory does not grow with the files."""
 
-    latest: int = 0
-    contents: set[str] = field(default_factory=set)
+    files: list[FileReport]
+    batches: Iterator[pd.DataFrame]
 
 
-def _known_revisions(existing: pd.DataFrame | None, source: str) -> dict[str, _Known]:
-    known: dict[str, _Known] = {}
-    if existing is None or existing.empty:
-        return known
-    rows = existing[existing["source"] == source]
-    rows = rows.astype(object).where(rows.notna(), None)
-    for row in rows.to_dict("records"):
-        entry = known.setdefault(row["source_id"], _Known())
-        entry.latest = max(entry.latest, int(row.get("revision") or 1))
-        entry.contents.add(content_key(row))
-    return known
+def seed_task_batches(files: TaskFiles, existing: Existing = None, now: dt.datetime | None = None,
+                      batch_rows: int = BATCH_ROWS, batch_bytes: int = BATCH_BYTES) -> SeedTaskBatches:
+    """One row per new seed task or new revision among the records of `files`, converted by the
+    source's adapter, in frames of `batch_rows` rows at most (fewer once their records' JSON reaches
+    `batch_bytes`), plus a report per file.
+
+    A record whose id and content `existing` (or an earlier record of these files) holds is present;
+    a known id with new content is the next revision; an id repeated within one file with other
+    content is bad (the file contradicts itself). The ids and contents seen are kept on disk
+    (stages.ingest.known), not in memory. IngestError when a file is refused part-way (an endless
+    stream over taskset.ingest.max_file_bytes) or cannot be read: the frames taken before stay whole.
+    """
+    reports = [FileReport(path, files.source) for path in files.records]
+    return SeedTaskBatches(reports, _batches(files, reports, existing, now or dt.datetime.now(dt.UTC),
+                                             batch_rows, batch_bytes))
+
+
+def _existing_frames(existing: Existing) -> Iterable[pd.DataFrame]:
+    import pandas as pd
+
+    if existing is None:
+        return ()
+    return (existing,) if isinstance(existing, pd.DataFrame) else existing
+
+
+def _batches(files: TaskFiles, reports: list[FileReport], existing: Existing, now: dt.datetime, batch_rows: int,
+             batch_bytes: int) -> Iterator[pd.DataFrame]:
+    adapter = adapter_for(files.source)
+    with KnownTasks(files.source) as known:
+        known.load(_existing_frames(existing))
+        rows: list[dict[str, Any]] = []
+        size = 0
+        for number, ((path, records), report) in enumerate(zip(files.records.items(), reports, strict=True)):
+            label = files.file_ids.get(path) or Path(path).name
+            try:
+                for item in records:
+                    row = _new_row(adapter, item, report, known, (number, label), files.context, now,
+                                   files.published.get(path))
+                    if row is None:
+                        continue
+                    rows.append(row)
+                    size += len(row["raw"])
+                    if len(rows) >= batch_rows or size >= batch_bytes:
+                        yield _frame(rows)
+                        rows, size = [], 0
+            except (FileRefused, OSError) as error:
+                raise IngestError(str(error)) from None
+        if rows:
+            yield _frame(rows)
+
+
+def _new_row(adapter: Adapter, item: Record | BadRecord, report: FileReport, known: KnownTasks,
+             file: tuple[int, str], context: Any, now: dt.datetime, published: dt.datetime | None
+             ) -> dict[str, Any] | None:
+    """The seed_tasks row of `item` when it is a new task or revision (None when it is bad or present),
+    counted in `report`; `file` is its file's number in the ingest and its name in fallback ids."""
+    if isinstance(item, BadRecord):
+        if not item.whole_file:
+            report.read += 1
+        report.add_bad(item)
+        return None
+    report.read += 1
+    try:
+        row = _seed_row(adapter, item, Where(item.file, file[1], item.line, item.index), context, now, published)
+    except (RecordError, ValidationError) as error:
+        report.add_bad(BadRecord(item.file, item.line, _reason(error), item.index))
+        return None
+    _count_fields(report, adapter, item.data, row)
+    key, content = row["source_id"], content_key(row)
+    if known.holds(key, content):
+        report.present += 1
+        return None
+    latest, added_in, place = known.newest(key)
+    if added_in == file[0]:
+        report.add_bad(BadRecord(item.file, item.line, f"id {key!r} already used by {place} for a different task",
+                                    item.index))
+        return None
+    row["revision"], row["previous_revision"] = latest + 1, latest or None
+    known.add(key, content, latest + 1, file[0], item.where)
+    report.ingested += 1
+    report.revised += row["previous_revision"] is not None
+    return row
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=SCHEMA.columns)
 
 
 def seed_tasks_from_records(source: str, files: dict[str, Iterable[Record | BadRecord]],
-                            existing: pd.DataFrame | None = None, context: Any = None,
+                            existing: Existing = None, context: Any = None,
                             now: dt.datetime | None = None, file_ids: dict[str, str] | None = None,
                             published: dict[str, dt.datetime | None] | None = None) -> IngestResult:
     """One row per new seed task or new revision among the records of `files` (path -> records as read),
-    converted by the `source` adapter with its `context`, plus a report per file.
-
-    `existing` holds the lake's seed_tasks rows (source, source_id, revision and the content columns).
-    A record whose id and content the lake (or an earlier file of the batch) holds is present; a
-    known id with new content is the next revision; an id repeated within one file with other
-    content is bad (the file contradicts itself). `file_ids` names each file in fallback ids
-    (default: its file name); `published` dates each file's records that carry no date of their own.
-    """
-    adapter = adapter_for(source)
-    now = now or dt.datetime.now(dt.UTC)
-    known = _known_revisions(existing, source)
-    added: dict[str, tuple[str, str]] = {}  # source_id -> (file, where) of its newest row in this batch
-    rows: list[dict[str, Any]] = []
-    reports = []
-    for path, records in files.items():
-        report = FileReport(path, source)
-        reports.append(report)
-        label = (file_ids or {}).get(path) or Path(path).name
-        for item in records:
-            if isinstance(item, BadRecord):
-                if not item.whole_file:
-                    report.read += 1
-                report.bad.append(item)
-                continue
-            report.read += 1
-            try:
-                row = _seed_row(adapter, item, Where(item.file, label, item.line, item.index), context, now,
-                                (published or {}).get(path))
-            except (RecordError, ValidationError) as error:
-                report.bad.append(BadRecord(item.file, item.line, _reason(error), item.index))
-                continue
-            _count_fields(report, adapter, item.data, row)
-            key, content = row["source_id"], content_key(row)
-            entry = known.setdefault(key, _Known())
-            if content in entry.contents:
-                report.present += 1
-            elif key in added and added[key][0] == item.file:
-                report.bad.append(BadRecord(item.file, item.line, f"id {key!r} already used by {added[key][1]} "
-                                                                  "for a different task", item.index))
-            else:
-                row["revision"], row["previous_revision"] = entry.latest + 1, entry.latest or None
-                entry.latest += 1
-                entry.contents.add(content)
-                added[key] = (item.file, item.where)
-                rows.append(row)
-                report.ingested += 1
-                report.revised += row["previous_revision"] is not None
+    converted by the `source` adapter with its `context`, plus a report per file: `seed_task_batches`
+    gathered in one frame, for inputs small enough to hold (the synthetic sites' goals, tests)."""
     import pandas as pd
 
-    frame = pd.DataFrame(rows, columns=SCHEMA.columns) if rows else SCHEMA.empty_frame()
-    return IngestResult(frame, reports)
+    stream = seed_task_batches(TaskFiles(source, files, context, file_ids or {}, published or {}), existing, now)
+    frames = list(stream.batches)
+    rows = pd.concat(frames, ignore_index=True) if frames else SCHEMA.empty_frame()
+    return IngestResult(rows, stream.files)
 
 
 def _seed_row(adapter: Adapter, record: Record, where: Where, context: Any, now: dt.datetime,

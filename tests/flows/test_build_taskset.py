@@ -5,6 +5,7 @@ nothing again, the quality suites after every stage, and the no-input build of t
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pandas as pd
 import pytest
@@ -12,7 +13,8 @@ from typer.testing import CliRunner
 
 from stages.split import held_out_sites, leaks
 from webgym import PROJECT_ROOT, quality
-from webgym.config import load_config
+from webgym.config import Config, LakeConfig, TasksetConfig, load_config
+from webgym.config.taskset import IngestConfig
 from webgym.lake import Lake
 from webgym.llm.scripted_server import Reply, ScriptedServer
 from webgym.sites.site import load_sites
@@ -220,3 +222,77 @@ def test_the_task_set_uses_the_chosen_revision_of_a_reworded_task(prefect_harnes
     assert in_use.loc["2", "text"] == expected and in_use.loc["1", "text"] == texts[1]
     assert len(tasks[tasks["parent_task_id"].isna()]) == (3 if which == "newest" else 2)  # both revisions annotated
     assert quality.validate(Lake(tmp_path / "data")) == []
+
+
+def _task_file(path, count: int) -> str:
+    """`count` distinct WebVoyager-layout tasks, ids Shop--0 .. Shop--<count - 1>, each with 2 kB that only
+    the raw record keeps (so that holding rows shows)."""
+    path.write_text("".join(json.dumps({"web_name": "Shop", "id": f"Shop--{i}", "ques": f"Find item {i} on the shop.",
+                                        "web": "https://shop.test/", "note": "n" * 2000}) + "\n" for i in range(count)))
+    return str(path)
+
+
+def _ingest_config(root, batch_rows: int) -> Config:
+    return Config(lake=LakeConfig(data_dir=str(root)), taskset=TasksetConfig(ingest=IngestConfig(batch_rows=batch_rows)))
+
+
+def test_ingest_memory_does_not_grow_with_the_file(tmp_path, monkeypatch):
+    """An ingest holds one batch of new rows (taskset.ingest.batch_rows), not the file: the Python heap's
+    peak over 2,000 new tasks is about that over 500 (an ingest that held every row peaks 3x higher),
+    no part holds more than a batch, every record lands once, and a rerun adds nothing."""
+    import stages.ingest
+    from flows.build_taskset import ingest_inputs
+
+    monkeypatch.setattr(stages.ingest, "FIT_SAMPLE", 20)  # the format check's sample is held: a constant
+    write, parts = Lake.write_table, []
+
+    def counted(self, name, frame, run_id="run"):
+        parts.append(len(frame))
+        return write(self, name, frame, run_id)
+
+    monkeypatch.setattr(Lake, "write_table", counted)
+    ingest_inputs.fn(_ingest_config(tmp_path / "warm", 100), [_task_file(tmp_path / "warm.jsonl", 10)])  # imports
+    peaks = {}
+    for count in (500, 2000):
+        config = _ingest_config(tmp_path / f"lake{count}", 100)
+        path = _task_file(tmp_path / f"tasks{count}.jsonl", count)
+        tracemalloc.start()
+        (report,) = ingest_inputs.fn(config, [path])
+        peaks[count] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert (report.read, report.ingested, report.present, report.bad) == (count, count, 0, [])
+    assert peaks[2000] < 1.5 * peaks[500], peaks
+    assert max(parts) == 100 and sum(parts) == 10 + 500 + 2000
+    (again,) = ingest_inputs.fn(config, [path])
+    assert (again.read, again.ingested, again.present) == (2000, 0, 2000)
+    seeds = Lake(tmp_path / "lake2000").read_table("seed_tasks", columns=["source_id", "revision"])
+    assert sorted(seeds["source_id"]) == sorted(f"Shop--{i}" for i in range(2000))
+    assert seeds["revision"].eq(1).all()
+
+
+def test_an_interrupted_ingest_keeps_its_parts_and_a_rerun_adds_the_rest(tmp_path, monkeypatch):
+    """Killed at its third part, an ingest leaves the two parts written whole; the rerun finds them
+    present and adds the rest, each record once."""
+    from flows.build_taskset import ingest_inputs
+
+    config = _ingest_config(tmp_path / "data", 250)
+    path = _task_file(tmp_path / "tasks.jsonl", 1000)
+    write, calls = Lake.write_table, []
+
+    def killed_at_the_third(self, name, frame, run_id="run"):
+        calls.append(name)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return write(self, name, frame, run_id)
+
+    monkeypatch.setattr(Lake, "write_table", killed_at_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        ingest_inputs.fn(config, [path])
+    monkeypatch.undo()
+    lake = Lake(tmp_path / "data")
+    assert lake.count("seed_tasks") == 500
+    (report,) = ingest_inputs.fn(config, [path])
+    assert (report.read, report.present, report.ingested) == (1000, 500, 500)
+    seeds = lake.read_table("seed_tasks", columns=["source_id", "revision"])
+    assert sorted(seeds["source_id"]) == sorted(f"Shop--{i}" for i in range(1000))
+    assert seeds["revision"].eq(1).all()

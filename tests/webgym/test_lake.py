@@ -12,6 +12,7 @@ import time
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
@@ -124,6 +125,27 @@ def test_a_streaming_writer_keeps_the_parts_few(lake):
     assert len(lake.parts("trajectories")) <= 2 * MERGE_FANOUT and len(lake.parts("steps")) <= 2 * MERGE_FANOUT
     assert sorted(lake.read_table("trajectories")["trajectory_id"]) == sorted(f"r{i}" for i in range(100))
     assert lake.count("steps") == 400
+
+
+def test_read_batches_yields_every_row_in_small_frames_and_holds_off_merges(lake, monkeypatch):
+    """For tables too big to hold: frames of ROW_GROUP_ROWS rows at most, the filter applied, and no merge
+    removes a part while the frames are being read."""
+    from webgym.lake import tables
+
+    monkeypatch.setattr(tables, "ROW_GROUP_ROWS", 3)
+    with monkeypatch.context() as unmerged:
+        unmerged.setattr(Lake, "merge", lambda self, name: 0)
+        for i in range(MERGE_FANOUT):
+            lake.write_table("steps", _steps_of_run(i))
+    frames = lake.read_batches("steps", columns=["trajectory_id", "t"], filter=ds.field("t") == 0)
+    taken = [next(frames)]
+    assert lake.merge("steps") == 0  # a full tier, but the reader holds the table
+    taken += frames
+    assert lake.merge("steps") == MERGE_FANOUT - 1  # once it is done
+    rows = pd.concat(taken)
+    assert max(len(frame) for frame in taken) <= 3
+    assert sorted(rows["trajectory_id"]) == sorted(f"r{r}-{i}" for r in (0, 1) for i in range(MERGE_FANOUT))
+    assert rows["t"].eq(0).all() and list(rows.columns) == ["trajectory_id", "t"]
 
 
 def test_compaction_below_threshold_does_nothing(lake):

@@ -52,7 +52,7 @@ def _print_file_report(report: FileReport, detected: bool, show_bad: int) -> Non
         console.print(f"{file}: source [bold]{report.source}[/bold] (detected)" + (f"; {escape(note)}" if note else ""))
     revised = f" ({report.revised} new revision(s) of known ids)" if report.revised else ""
     console.print(f"{file} ({report.source}): {report.read} read, {report.ingested} ingested{revised}, "
-                  f"{report.present} already present, {len(report.bad)} bad")
+                  f"{report.present} already present, {report.bad_count} bad")
     by_field: dict[str, tuple[int, int]] = {}  # a source field may land in several columns: its worst count
     for name, count in report.fields.items():
         if not name.endswith("-> raw"):
@@ -65,10 +65,11 @@ def _print_file_report(report: FileReport, detected: bool, show_bad: int) -> Non
         console.print(f"  fields kept: {escape(', '.join(kept))}", soft_wrap=True)
     if lost:
         console.print(f"  [yellow]fields not kept[/yellow]: {escape(', '.join(lost))}", soft_wrap=True)
-    for bad in report.bad[:show_bad]:
+    shown = report.bad[:show_bad]
+    for bad in shown:
         console.print(f"  [yellow]bad[/yellow] {escape(str(bad))}", soft_wrap=True)
-    if len(report.bad) > show_bad:
-        console.print(f"  ... and {len(report.bad) - show_bad} more")
+    if report.bad_count > len(shown):
+        console.print(f"  ... and {report.bad_count - len(shown)} more")
 
 
 def ingest_exit_code(reports: list[FileReport]) -> int:
@@ -95,6 +96,8 @@ def ingest(
     """Read benchmark task files into seed_tasks; print per file: records read, ingested (new revisions of
     known ids among them), already present, bad, and how many records gave and kept each field. Exit
     code 0 when all is well, 1 when some records are bad (reported), 2 when nothing was ingested."""
+    import pyarrow.dataset as ds
+
     from flows.build_taskset import ingest_inputs
     from stages.ingest import IngestError, publication_date
     from stages.stale import stale_counts
@@ -109,11 +112,11 @@ def ingest(
         raise typer.Exit(2) from None
     for report in reports:
         _print_file_report(report, source == "auto", show_bad)
-    total_bad = sum(len(report.bad) for report in reports)
+    total_bad = sum(report.bad_count for report in reports)
     console.print(f"seed_tasks now holds {lake.count('seed_tasks')} rows"
                   + (f"; {total_bad} bad record(s) reported above" if total_bad else ""))
-    seeds = lake.read_table("seed_tasks", columns=["source", "source_file", "stale_phrase"])
-    flagged = stale_counts(seeds[seeds["source_file"].isin([report.file for report in reports])])
+    flagged = stale_counts(lake.read_table("seed_tasks", columns=["source", "stale_phrase"], filter=(
+        ds.field("source_file").isin([report.file for report in reports]) & ds.field("stale_phrase").is_valid())))
     console.print(f"stale tasks in these files (as of {config_of(ctx).taskset.stale.day().isoformat()}): "
                   + (", ".join(f"{source} {n}" for source, n in flagged.items()) or "none"))
     code = ingest_exit_code(reports)

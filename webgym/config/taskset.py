@@ -12,7 +12,8 @@ from webgym.config.base import EmbeddingPrecision, ProjectPath, Section
 
 class IngestConfig(Section):
     """How much of a task file `webgym ingest` reads (stages/ingest/read.py): a file over a cap, an
-    endless stream or binary data is refused with one line, never read into memory."""
+    endless stream or binary data is refused with one line, never read into memory; and how many new
+    seed tasks it holds before writing them (stages.ingest.seed_task_batches)."""
 
     max_file_bytes: int = Field(
         default=2 << 30, ge=1,
@@ -24,6 +25,14 @@ class IngestConfig(Section):
                     "than UTF-8); bytes, default 256 MiB. Larger task lists should be JSON Lines.")
     max_record_bytes: int = Field(
         default=64 << 20, ge=1, description="Longest JSON Lines line (bytes); a longer one is a bad record.")
+    batch_rows: int = Field(
+        default=20_000, ge=1,
+        description="New seed tasks written per seed_tasks part: an ingest holds one batch, so memory does not grow "
+                    "with the file, and a killed ingest keeps the parts written (a rerun skips them).")
+    batch_bytes: int = Field(
+        default=64 << 20, ge=1,
+        description="Bytes of records (their JSON) after which a batch is written even if short of batch_rows, so "
+                    "batches of large records stay small too.")
 
 
 class DedupConfig(Section):

@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import duckdb
 
 from schemas import TABLES, TableSchema, schema_for
-from webgym.lake.files import parquet_bytes, safe_id, stamp
+from webgym.lake.files import ROW_GROUP_ROWS, parquet_bytes, safe_id, stamp, try_lock
 from webgym.lake.parts import Parts
 from webgym.llm.secrets import known_secrets, redact_known
 
@@ -134,6 +135,26 @@ class Tables(Parts):
                    filter: ds.Expression | None = None) -> pd.DataFrame:
         """All committed rows of a table as a DataFrame (nested columns as dicts and lists)."""
         return self.read_arrow(name, columns, filter).to_pandas(maps_as_pydicts="strict")
+
+    def read_batches(self, name: str, columns: list[str] | None = None,
+                     filter: ds.Expression | None = None) -> Iterator[pd.DataFrame]:
+        """The committed rows of a table as frames of at most ROW_GROUP_ROWS rows, read as they are consumed,
+        for tables too big to hold (ingest's index of known tasks): memory is a row group or two whatever the
+        table's size. The table's lock is held until the last frame is read, so no merge, compaction or
+        replace removes a part under the reader (writers skip their merge meanwhile): consume it whole
+        before writing the table."""
+        import pyarrow.dataset as ds
+
+        with try_lock(self._lock_path(name), wait=True):
+            self._finish_intent(name)
+            parts = self.parts(name)
+            if not parts:
+                return
+            dataset = ds.dataset(parts, schema=schema_for(name).arrow, format="parquet", filesystem=self.fs)
+            for batch in dataset.to_batches(columns=columns, filter=filter, batch_size=ROW_GROUP_ROWS,
+                                            use_threads=False, batch_readahead=0, fragment_readahead=0):
+                if batch.num_rows:
+                    yield batch.to_pandas(maps_as_pydicts="strict")
 
     def count(self, name: str) -> int:
         """Committed rows of a table (read from the parts' footers)."""

@@ -10,7 +10,9 @@ import shutil
 
 import pandas as pd
 
-from stages.ingest import content_key, file_id, seed_tasks_from_files
+import stages.ingest
+from stages.ingest import TaskFiles, content_key, file_id, seed_task_batches, seed_tasks_from_files
+from stages.ingest.read import Record
 from stages.revisions import chosen_revisions
 from stages.stale import stale_answers
 from tests.stages.ingest import FIXTURES
@@ -54,6 +56,34 @@ def test_the_same_id_with_other_content_is_bad_within_one_file_and_a_revision_ac
     assert str(first.bad[0]) == f"{one}: line 2: id 'A--1' already used by line 1 for a different task"
     assert (second.ingested, second.revised) == (1, 1)  # another start URL: a revision
     assert result.rows[["revision", "start_url"]].values.tolist() == [[1, "https://a.com"], [2, "https://b.com"]]
+
+
+def test_batches_are_bounded_by_rows_and_bytes_and_identity_spans_them():
+    """Frames hold batch_rows rows at most, fewer once their records reach batch_bytes; a record repeated
+    batches later is still present, and its id with other content still bad."""
+    def record(line: int, i: int, text: str = "") -> Record:
+        return Record("tasks.jsonl", line, {"web_name": "A", "id": f"A--{i}", "ques": text or f"task {i}",
+                                            "web": "https://a.com"})
+
+    records = [record(i + 1, i) for i in range(10)]
+    records += [record(11, 0), record(12, 1, "other"), record(13, 10, "x" * 1000), record(14, 11, "y")]
+    stream = seed_task_batches(TaskFiles("webvoyager", {"tasks.jsonl": records}), batch_rows=4, batch_bytes=1000)
+    assert stream.files[0].read == 0  # nothing is read before the frames are taken
+    sizes = [len(frame) for frame in stream.batches]
+    assert sizes == [4, 4, 3, 1]  # by 4 rows, but the long record fills the third frame with its bytes
+    (report,) = stream.files
+    assert (report.read, report.ingested, report.present) == (14, 12, 1)
+    assert [str(b) for b in report.bad] == ["tasks.jsonl: line 12: id 'A--1' already used by line 2 for a different "
+                                            "task"]
+
+
+def test_a_report_counts_every_bad_record_and_keeps_the_first_ones(tmp_path, monkeypatch):
+    monkeypatch.setattr(stages.ingest, "BAD_KEPT", 5)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"web_name": "A", "id": "A--1", "ques": "one", "web": "https://a.com"}\n' + "{broken\n" * 40)
+    (report,) = ingest("webvoyager", [tasks]).files
+    assert (report.read, report.ingested, report.bad_count) == (41, 1, 40)
+    assert [b.line for b in report.bad] == [2, 3, 4, 5, 6]
 
 
 def test_webarena_lite_tasks_are_not_taken_for_the_webarena_tasks_they_revise():
