@@ -41,8 +41,10 @@ def rollout_run_name() -> str:
 
 
 def evaluate_run_name() -> str:
-    """evaluate-it<iteration>-<split> (iteration `newest` when left to the lake)."""
-    return f"evaluate-it{_parameter('iteration', 'newest')}-{_parameter('split', 'test')}"
+    """evaluate-it<iteration>-<split>; evaluate-newest-<split> when the iteration is left to the lake."""
+    iteration = _parameter("iteration")
+    label = "newest" if iteration is None else f"it{iteration}"
+    return f"evaluate-{label}-{_parameter('split', 'test')}"
 
 
 def judge_run_name() -> str:
@@ -70,6 +72,7 @@ def nightly_run_name() -> str:
 
 OUTCOMES = {"COMPLETED": "completed", "FAILED": "failed", "CRASHED": "crashed", "CANCELLED": "cancelled",
             "CANCELLING": "cancelled"}
+"""The outcome of each final state RUN_HOOKS fire on (cancellation hooks fire on CANCELLING)."""
 
 
 def run_row(flow_name: str, flow_run: FlowRun, state: State, parent: str | None, config: Config) -> dict:
@@ -81,7 +84,7 @@ def run_row(flow_name: str, flow_run: FlowRun, state: State, parent: str | None,
             "split": parameters.get("split"), "profile": config.profile, "config": config.model_dump_json(),
             "parameters": json.dumps(parameters, default=str, sort_keys=True), "seed": config.policy.seed,
             "commit": commit(), "started_at": flow_run.start_time or state.timestamp, "ended_at": state.timestamp,
-            "outcome": OUTCOMES.get(state.type.value, state.type.value.lower()), "message": state.message}
+            "outcome": OUTCOMES[state.type.value], "message": state.message}
 
 
 def write_run(lake: Lake, row: dict) -> None:

@@ -54,7 +54,7 @@ def test_a_run_whose_profile_does_not_load_records_nothing(tmp_path):
     ("rollout_run_name", {"iteration": 2, "split": "train", "draw": 1}, "rollout-it2-train-draw1"),
     ("evaluate_run_name", {"iteration": 3, "split": "test"}, "evaluate-it3-test"),
     ("evaluate_run_name", {"iteration": 3, "split": "validation"}, "evaluate-it3-validation"),
-    ("evaluate_run_name", {"iteration": None, "split": "test"}, "evaluate-itnewest-test"),
+    ("evaluate_run_name", {"iteration": None, "split": "test"}, "evaluate-newest-test"),
     ("judge_run_name", {"iteration": 2}, "judge-it2"),
     ("train_run_name", {"iteration": 2}, "train-it2"),
     ("serve_run_name", {"checkpoint": "/ckpt/it2-abc", "served_model_name": None}, "serve-it2-abc"),
