@@ -23,6 +23,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.gates import quality_gate, recover_lake, retry_unless_misconfigured
+from flows.lineage import RUN_HOOKS
 from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
@@ -292,7 +293,7 @@ def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: Annot
         stale_as_of=annotated.stale_as_of)
 
 
-@flow(name="build_taskset")
+@flow(name="build_taskset", flow_run_name="build-taskset", **RUN_HOOKS)
 def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_map: dict[str, str] | None = None,
                   test_websites: int | None = None, stale: Literal["keep", "drop", "rewrite"] | None = None,
                   as_of: str | None = None, config_path: str | None = None, data_dir: str | None = None,

@@ -17,6 +17,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.artifacts import publish_evaluation
 from flows.gates import quality_gate
 from flows.judge import judge
+from flows.lineage import RUN_HOOKS, evaluate_run_name
 from flows.rollout import rollout
 from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows, unrecorded
 from stages.iterations import latest_iteration
@@ -51,7 +52,7 @@ def record_evals(config: Config, iteration: int, trajectory_ids: list[str]) -> E
     return report
 
 
-@flow(name="evaluate")
+@flow(name="evaluate", flow_run_name=evaluate_run_name, **RUN_HOOKS)
 def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: int | None = None,
              split: Literal["test", "validation"] = "test", config_path: str | None = None,
              data_dir: str | None = None) -> EvaluateReport:

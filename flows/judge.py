@@ -16,6 +16,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.artifacts import publish_judge
 from flows.gates import MissingInputError, quality_gate, recover_lake, retry_unless_misconfigured
+from flows.lineage import RUN_HOOKS, judge_run_name
 from stages.blocklist import (TRAJECTORY_COLUMNS, block_evidence, cleared_blocklist, listed_websites,
                               updated_blocklist)
 from stages.judge.run import STEP_COLUMNS, JudgeSummary, judge_episodes, plan_judges
@@ -86,7 +87,7 @@ def unblock_websites(config: Config, websites: list[str]) -> None:
                        run_id="unblock")
 
 
-@flow(name="judge")
+@flow(name="judge", flow_run_name=judge_run_name, **RUN_HOOKS)
 def judge(iteration: int, judges: list[str] | None = None, rejudge: bool = False, config_path: str | None = None,
           data_dir: str | None = None) -> JudgeSummary:
     """Judge iteration `iteration` with the profile's judges, or only `judges`; `rejudge` adds new rows

@@ -34,6 +34,7 @@ from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
+from flows.lineage import RUN_HOOKS, nightly_run_name, require_lake_profile
 from flows.reports import IterationSummary, NightlySummary
 from flows.rollout import rollout
 from flows.serve import serve
@@ -132,7 +133,7 @@ def write_report(config: Config) -> str:
     from webgym.report import write_report as render
 
     lake = Lake(config.lake.data_dir)
-    return str(render(lake, default_path(lake), config.profile).resolve())
+    return str(render(lake, default_path(lake)).resolve())
 
 
 @task(cache_policy=NO_CACHE)
@@ -189,7 +190,8 @@ def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str
     validated = served_validated = None
     if settings.validation_tasks:
         if config.serve.command:  # a served policy answers through its server: serve the new checkpoint first
-            stage(settings.dispatch, serve, checkpoint=path, served_model_name=checkpoint_id, config_path=config_path)
+            stage(settings.dispatch, serve, checkpoint=path, served_model_name=checkpoint_id, config_path=config_path,
+                  data_dir=root)
         validated = stage(settings.dispatch, evaluate, checkpoint=path, iteration=plan.iteration, split="validation",
                           size=settings.validation_tasks, config_path=config_path, data_dir=root)
         if plan.checkpoint:
@@ -216,14 +218,15 @@ def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) 
         else (plan.checkpoint, plan.checkpoint_id)
     # A configured server (vLLM on a cluster) moves to the served checkpoint; the scorer and local
     # policies load it in-process, and serve says there is nothing to serve.
-    stage(settings.dispatch, serve, checkpoint=served, served_model_name=served_id, config_path=config_path)
+    stage(settings.dispatch, serve, checkpoint=served, served_model_name=served_id, config_path=config_path,
+          data_dir=root)
     evaluated = stage(settings.dispatch, evaluate, checkpoint=served, iteration=iteration,
                       size=settings.eval_tasks, config_path=config_path, data_dir=root)
     return IterationSummary(iteration, kind, len(ids), episodes_success(config, ids), accepted, checkpoint_id,
                             promoted, evaluated)
 
 
-@flow(name="nightly")
+@flow(name="nightly", flow_run_name=nightly_run_name, **RUN_HOOKS)
 def nightly(iterations: int | None = None, config_path: str | None = None, data_dir: str | None = None) -> NightlySummary:
     """Run iterations on the profile, continuing from the last finished one.
 
@@ -237,6 +240,7 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     settings, root = config.nightly, config.lake.data_dir
     recovered = recover_lake(root)
     quality_gate(root)  # a broken lake stops the run before any work
+    require_lake_profile(config)  # so does a profile other than the one that built the lake
     require_training_device(config)  # so does a training device this machine lacks, not the first training
     if config.policy.kind in VLM_POLICIES and next_plan(config).untrained:
         require_base_model(config)  # a missing base model stops it too, not the first training

@@ -18,6 +18,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.artifacts import progress_publisher, publish_rollout
 from flows.gates import MissingInputError, quality_gate
 from flows.judge import list_blocked_websites
+from flows.lineage import RUN_HOOKS, rollout_run_name
 from flows.reports import RolloutReport
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
@@ -82,7 +83,7 @@ def _shards(ids: list[str], shards: int) -> list[list[str]]:
     return [ids[i::count] for i in range(count)]
 
 
-@flow(name="rollout")
+@flow(name="rollout", flow_run_name=rollout_run_name, **RUN_HOOKS)
 def rollout(iteration: int = 0, split: Literal["train", "validation", "test"] = "train", size: int | None = 32,
             policy: PolicyKind | None = None, checkpoint: str | None = None, greedy: bool = False, draw: int = 0,
             engine: Literal["async", "sync"] | None = None, concurrency: int | None = None,

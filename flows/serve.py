@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.lineage import RUN_HOOKS, serve_run_name
 from webgym.config import ServeConfig, load_config, served_name
 from webgym.serve import supervisor
 
@@ -54,10 +55,12 @@ def start_and_wait(config: ServeConfig, checkpoint: str, name: str, replaced: st
                        startup_s=round(seconds, 2), log=state.log, note=f"serving {name} at {state.base_url}")
 
 
-@flow(name="serve")
-def serve(checkpoint: str, served_model_name: str | None = None, config_path: str | None = None) -> ServeReport:
+@flow(name="serve", flow_run_name=serve_run_name, **RUN_HOOKS)
+def serve(checkpoint: str, served_model_name: str | None = None, config_path: str | None = None,
+          data_dir: str | None = None) -> ServeReport:
     """Serve `checkpoint` (a directory, or a hub id vLLM can load) as `served_model_name` (default: the
-    checkpoint directory's name) with the profile's serve.command, replacing the server started before."""
+    checkpoint directory's name) with the profile's serve.command, replacing the server started before.
+    `data_dir`: the lake whose runs table records the run (default: the profile's lake.data_dir)."""
     config = load_config(config_path).serve
     name = served_model_name or served_name(checkpoint)
     if config.command is None:

@@ -17,6 +17,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.gates import MissingInputError, quality_gate, recover_lake
+from flows.lineage import RUN_HOOKS, train_run_name
 from stages.accept import STEP_COLUMNS, Acceptance, accept
 from stages.iterations import latest_checkpoint
 from stages.promote import rejected_checkpoints
@@ -117,7 +118,7 @@ def _with_parameters(config: Config, objective: Objective | None, iterations_bac
         "train": replaced(config.train, objective=objective, learning_rate=learning_rate, epochs=epochs)})
 
 
-@flow(name="train")
+@flow(name="train", flow_run_name=train_run_name, **RUN_HOOKS)
 def train(iteration: int, objective: Objective | None = None, iterations_back: int | None = None,
           learning_rate: float | None = None, epochs: int | None = None, config_path: str | None = None,
           data_dir: str | None = None) -> TrainReport:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from schemas.table import SchemaError, TableSchema
 
 TABLE_MODULES = ("seed_tasks", "duplicates", "tasks", "llm_calls", "trajectories", "steps", "judgments", "accepted",
-                 "checkpoints", "promotions", "evals", "blocklist")
+                 "checkpoints", "promotions", "evals", "blocklist", "runs")
 """The lake's tables, in the order they are listed (a module schemas/<name>.py each)."""
 
 

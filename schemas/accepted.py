@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class AcceptedStep(Row):
@@ -16,6 +16,7 @@ class AcceptedStep(Row):
                                     "'oracle label'.")
     weight: float = Field(description="Sample weight in the loss.")
     advantage: float | None = Field(default=None, description="Advantage for policy-gradient objectives.")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

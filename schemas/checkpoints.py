@@ -6,7 +6,7 @@ import datetime as dt
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class Checkpoint(Row):
@@ -17,6 +17,7 @@ class Checkpoint(Row):
     objective: str = Field(description="Objective trained with.")
     metrics: dict[str, float] = Field(description="Final training metrics, e.g. train/loss.")
     created_at: dt.datetime = Field(description="When it was saved (UTC).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class Duplicate(Row):
@@ -21,6 +21,7 @@ class Duplicate(Row):
     similarity: float = Field(ge=-1.0, le=1.0, description="Cosine similarity of the two texts (1 for exact).")
     threshold: float = Field(description="Threshold in force when it was dropped.")
     detected_at: dt.datetime = Field(description="When dedup dropped it (UTC).")
+    flow_run_id: str | None = flow_run_field()
     revision: int | None = Field(
         default=None, ge=1,
         description="Revision of the dropped task (seed_tasks.revision): a later revision is judged afresh. Null in "

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class Eval(Row):
@@ -27,6 +27,7 @@ class Eval(Row):
     domain: str | None = Field(default=None, description="Domain of the task.")
     success: bool = Field(description="Authoritative verdict.")
     evaluated_at: dt.datetime = Field(description="When (UTC).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

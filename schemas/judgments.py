@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class FactVerdict(Row):
@@ -37,6 +37,7 @@ class Judgment(Row):
     prompt_version: str | None = Field(default=None, description="Judge prompt version.")
     cost_usd: float | None = Field(default=None, ge=0, description="LLM cost of this judgment.")
     judged_at: dt.datetime = Field(description="When it was judged (UTC).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

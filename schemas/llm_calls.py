@@ -6,7 +6,7 @@ import datetime as dt
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class LlmCall(Row):
@@ -26,6 +26,7 @@ class LlmCall(Row):
     error: str | None = Field(default=None, description="Error class and message when the request failed, "
                                                         "or 'InvalidAnswer: ...' when the answer broke its schema.")
     called_at: dt.datetime = Field(description="When the request started (UTC).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

@@ -6,7 +6,7 @@ import datetime as dt
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class Promotion(Row):
@@ -22,6 +22,7 @@ class Promotion(Row):
                                               description="The served checkpoint's success on the same evaluation.")
     reason: str = Field(description="Why, in words.")
     decided_at: dt.datetime = Field(description="When (UTC).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

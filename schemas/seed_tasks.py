@@ -7,7 +7,7 @@ import datetime as dt
 from pydantic import Field
 
 from schemas.rubric import Rubric
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class SeedTask(Row):
@@ -33,6 +33,7 @@ class SeedTask(Row):
                                                                "Parquet files).")
     raw: str = Field(description="The record exactly as read, as JSON.")
     ingested_at: dt.datetime = Field(description="When the record was ingested (UTC).")
+    flow_run_id: str | None = flow_run_field()
     # Identity and revisions, and what some sources add (issue 19): kept together.
     revision: int | None = Field(
         default=None, ge=1,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 
 class Element(Row):
@@ -87,6 +87,7 @@ class Step(Row):
                                   "the same observation, which the trainer learns instead of `actions`; null where "
                                   "the oracle has none (not a synthetic site, no plan left within the horizon or "
                                   "its search budget, no element for it on this page).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import annotated_types
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 def valid_text(value: Any) -> Any:
@@ -41,6 +41,18 @@ class Row(BaseModel):
     @classmethod
     def _valid_text(cls, value: Any) -> Any:
         return valid_text(value)
+
+FLOW_RUN_ID = "flow_run_id"
+"""The lineage column: the Prefect flow run that appended a row (runs.flow_run_id). The lake fills it on every
+append (webgym/lake/lineage.py), so a stage never sets it."""
+
+
+def flow_run_field() -> Any:
+    """The `flow_run_id` column's field, declared by every table a flow run appends to."""
+    return Field(default=None, description="The Prefect flow run that wrote the row (runs.flow_run_id; the id in the "
+                                           "Prefect UI's URL); null: written outside a flow run (a CLI command without "
+                                           "Prefect, a test) or before rows recorded it.")
+
 
 if TYPE_CHECKING:  # frames come from callers; importing pandas here would slow every `webgym` start
     import pandas as pd
@@ -115,6 +127,11 @@ class TableSchema:
     @property
     def columns(self) -> list[str]:
         return list(self.row.model_fields)
+
+    @property
+    def stamped(self) -> bool:
+        """Whether appends record the flow run that wrote each row (the table declares `flow_run_field`)."""
+        return FLOW_RUN_ID in self.row.model_fields and FLOW_RUN_ID not in self.keys
 
     def doc(self, column: str) -> str:
         return self.row.model_fields[column].description or ""

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.rubric import Rubric
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 TAXONOMY: dict[str, tuple[str, ...]] = {
     "Lifestyle & Leisure": ("Sports & Fitness", "Health & Medicine", "Shopping", "Food & Cooking",
@@ -68,6 +68,7 @@ class Task(Row):
     reference_answer: str | None = Field(default=None, description="Reference answer from the source.")
     evaluation: str | None = Field(default=None, description="Source evaluation block as JSON.")
     created_at: dt.datetime = Field(description="When this row was produced (UTC).")
+    flow_run_id: str | None = flow_run_field()
     revision: int | None = Field(
         default=None, ge=1,
         description="The revision of the seed task it was made from (seed_tasks.revision; decomposed tasks carry "

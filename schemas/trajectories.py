@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from schemas.table import Row, TableSchema
+from schemas.table import Row, TableSchema, flow_run_field
 
 Purpose = Literal["train", "demonstration", "evaluation", "validation"]
 """Why an episode was run: a training rollout of the policy, a demonstration (the oracle on training
@@ -39,6 +39,7 @@ class Trajectory(Row):
     attempt: int = Field(default=1, ge=1, description="Environment retries: 1 for the first try.")
     started_at: dt.datetime = Field(description="Episode start (UTC).")
     ended_at: dt.datetime = Field(description="Episode end (UTC).")
+    flow_run_id: str | None = flow_run_field()
 
 
 SCHEMA = TableSchema(

@@ -136,7 +136,7 @@ def _accepted(rows: pd.DataFrame, iteration: int, objective: str, reason: pd.Ser
                           "iteration": iteration, "objective": objective, "reason": reason,
                           "weight": weight, "advantage": advantage}, index=rows.index)
     frame = frame.astype({"iteration": "int64", "weight": "float64", "advantage": "float64"})
-    return frame.sort_values(["trajectory_id", "t"]).reset_index(drop=True)[ACCEPTED.columns]
+    return frame.sort_values(["trajectory_id", "t"]).reset_index(drop=True).reindex(columns=ACCEPTED.columns)
 
 
 def _excluded(episodes: pd.DataFrame) -> dict[str, int]:

@@ -34,7 +34,7 @@ def evaluation_rows(trajectories: pd.DataFrame, verdicts: pd.DataFrame, tasks: p
         "task_id": judged["task_id"],
         "difficulty_band": [difficulty_band(int(d)) if pd.notna(d) else None for d in judged["difficulty"]],
         "domain": judged["domain"], "success": judged["success"].astype(bool), "evaluated_at": now})
-    return rows[schema_for("evals").columns]
+    return rows.reindex(columns=schema_for("evals").columns)  # flow_run_id: the lake fills it
 
 
 def unrecorded(rows: pd.DataFrame, recorded: pd.DataFrame) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from schemas.rubric import FactGroup, Rubric
+from schemas.runs import Run
 from schemas.steps import Action, Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
@@ -57,6 +58,40 @@ def trajectories_frame() -> pd.DataFrame:
                    horizon=10, n_steps=2, termination="answered", answer="done", started_at=NOW, ended_at=NOW)
         for i, task in enumerate(["t1", "t2", "t3"])
     ])
+
+
+NIGHT = [  # (flow_run_id, run name, parent, iteration, split, start s, end s), seconds after NOW
+    ("n", "nightly-ci", None, None, None, 0, 1000),
+    ("b", "build-taskset", "n", None, None, 0, 50),
+    ("e0", "evaluate-it0-test", "n", 0, "test", 50, 80),  # the untrained baseline, with its rollout and judge
+    ("e0r", "rollout-it0-test", "e0", 0, "test", 50, 70), ("e0j", "judge-it0", "e0", 0, None, 70, 78),
+    ("r0", "rollout-it0-train", "n", 0, "train", 80, 90), ("j0", "judge-it0", "n", 0, None, 90, 92),
+    ("t0", "train-it0", "n", 0, None, 92, 122),
+    ("v0", "evaluate-it0-validation", "n", 0, "validation", 122, 140),
+    ("v0r", "rollout-it0-validation", "v0", 0, "validation", 122, 135),
+    ("s0", "serve-ck0", "n", None, None, 140, 142),
+    ("e1", "evaluate-it0-test", "n", 0, "test", 142, 172), ("e1r", "rollout-it0-test", "e1", 0, "test", 142, 165),
+    ("r1", "rollout-it1-train", "n", 1, "train", 200, 260), ("j1", "judge-it1", "n", 1, None, 260, 265),
+    ("r1d", "rollout-it1-train-draw1", "n", 1, "train", 265, 285), ("j1d", "judge-it1", "n", 1, None, 285, 288),
+    ("t1", "train-it1", "n", 1, None, 288, 300),
+    ("v1", "evaluate-it1-validation", "n", 1, "validation", 300, 320),
+    ("v1s", "evaluate-it0-validation", "n", 0, "validation", 320, 330),  # the served checkpoint, validated again
+    ("s1", "serve-ck1", "n", None, None, 330, 331), ("e2", "evaluate-newest-test", "n", None, "test", 331, 361),
+    ("e2r", "rollout-it1-test", "e2", 1, "test", 331, 355)]
+"""A two-iteration night's flow runs: per iteration, rollout 10 and 80 s (GRPO's extra draw included), judge 2 and
+8, train 30 and 12, validation 18 and 30, serve 2 and 1, held-out evaluation 60 (the baseline's included) and 30."""
+
+
+def night_runs(profile: str = "ci", seed: int = 0, commit: str = "abc123") -> pd.DataFrame:
+    """The runs rows of NIGHT."""
+    flows = {"nightly": "nightly", "build": "build_taskset", "evaluate": "evaluate", "rollout": "rollout",
+             "judge": "judge", "train": "train", "serve": "serve"}
+    return rows([
+        Run(flow_run_id=run_id, flow_name=flows[name.split("-")[0]], run_name=name, parent_flow_run_id=parent,
+            iteration=iteration, split=split, profile=profile, parameters="{}", seed=seed, commit=commit,
+            started_at=NOW + dt.timedelta(seconds=start), ended_at=NOW + dt.timedelta(seconds=end),
+            outcome="completed")
+        for run_id, name, parent, iteration, split, start, end in NIGHT])
 
 
 def steps_frame() -> pd.DataFrame:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -154,10 +155,15 @@ def embedded(fig: Figure, caption: str) -> str:
             f"<figcaption>{text}</figcaption></figure>")
 
 
+NUMBER_CELL = re.compile(r"<td>(?=[^<]*\d)([-+\d.,:eE ]+)</td>")
+"""A cell holding a number or a time, which the page's style never breaks across lines (text cells wrap)."""
+
+
 def table_html(frame: pd.DataFrame, table_id: str) -> str:
-    """The frame as an HTML table in a box that scrolls when too wide."""
+    """The frame as an HTML table in a box that scrolls when too wide; number and time cells are class `num`."""
     table = frame.to_html(index=False, table_id=table_id, border=0, na_rep="",
                           float_format=lambda value: f"{value:.4g}")
+    table = NUMBER_CELL.sub(r'<td class="num">\1</td>', table)
     return f'<div class="table">{table}</div>'
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import subprocess
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -41,9 +40,11 @@ figcaption, .meta { color: #555; font-size: 0.9em; }
 .table { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
 th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; max-width: 24em; overflow-wrap: anywhere; }
+td.num { overflow-wrap: normal; white-space: nowrap; }
 .no-data { color: #a60; font-style: italic; }
 """
-"""Tables never widen the page: long cells (paths, ids) wrap, and a table still too wide scrolls in its box."""
+"""Tables never widen the page: long text cells (paths, ids) wrap, numbers and times never split (td.num), and a
+table still too wide scrolls in its box."""
 
 
 def default_path(lake: Lake) -> Path:
@@ -174,12 +175,14 @@ FIGURES: list[FigureSpec] = [
         "accepted_by_iteration.",
         ((None, "training-metrics"), ("SELECT * FROM accepted_by_iteration", "accepted-steps")), size=(11, 3.5)),
     FigureSpec(
-        "wall-time", "Wall time per stage", "SELECT * FROM stage_wall_time", "no episodes or checkpoints",
+        "wall-time", "Wall time per stage", "SELECT * FROM stage_wall_time",
+        "no stage runs in the runs table (flow runs record their start and end there)",
         (Panel("stacked", ylabel="seconds", stack={"rollout_s": "rollout", "judge_s": "judge", "train_s": "train",
-                                                  "evaluation_rollout_s": "evaluation rollout"}),),
-        "Wall time per iteration and stage, from the times the lake records (episode starts and ends, judgment "
-        "times, the trainer's own clock); a nightly run does nightly.iterations iterations, and `started` dates "
-        "each one. View stage_wall_time.",
+                                                  "validation_s": "validation", "serve_s": "serve",
+                                                  "evaluation_s": "held-out evaluation"}),),
+        "Wall time per iteration and stage, from each stage's own flow run (its start to its end in the runs table): "
+        "validation and held-out evaluations apart, each with its rollout and judge; a nightly run does "
+        "nightly.iterations iterations, and `started` dates each one. View stage_wall_time.",
         ((None, "stage-wall-time"),)),
     FigureSpec(
         "same-screenshot", "Same-screenshot rate",
@@ -257,43 +260,63 @@ def table_rows(con: duckdb.DuckDBPyConnection) -> str:
     return table_html(con.execute(union).df(), "table-rows")
 
 
+RUNS = """
+    SELECT run_name, flow_run_id, profile, seed, commit, started_at, ended_at, outcome
+    FROM runs WHERE parent_flow_run_id IS NULL OR parent_flow_run_id NOT IN (SELECT flow_run_id FROM runs)
+    ORDER BY started_at"""
+"""The outermost recorded runs: each run of its own (a nightly, or a stage run by hand), not its subflows; while a
+nightly is still running (it records its row when it ends, after its report) its stages stand in for it."""
+
+
+def runs(con: duckdb.DuckDBPyConnection) -> str:
+    frame = con.execute(RUNS).df()
+    if frame.empty:
+        return no_data("no flow run in the runs table (a lake written before runs were recorded, or outside Prefect)")
+    return ("<p class=\"meta\">Each run of its own (a nightly, or a stage run by hand) with its own profile, "
+            "policy.seed and commit; its stages are its subflows (view run_ancestors). Table runs.</p>"
+            + table_html(frame, "runs"))
+
+
+def provenance(con: duckdb.DuckDBPyConnection) -> str:
+    """What made the lake's rows: each profile, seed and commit its flow runs ran with, and how many ran each."""
+    made = con.execute("""
+        SELECT profile, seed, commit, count(*) AS runs FROM runs GROUP BY ALL ORDER BY min(started_at)""").fetchall()
+    if not made:
+        return "flow runs: none recorded"
+    return " · ".join(f"profile {profile} · seed {seed} · commit {commit} ({count} flow run{'s' * (count != 1)})"
+                      for profile, seed, commit, count in made)
+
+
 SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
     ("heldout-success", "Held-out success", heldout_success),
     *((spec.anchor, spec.heading, partial(render_figure, spec)) for spec in FIGURES),
     ("checkpoints", "Checkpoints", checkpoints),
     ("promotions", "Promotions", promotions),
+    ("runs", "Runs", runs),
     ("tables", "Rows per table", table_rows),
 ]
 """(anchor, heading, section function), in page order."""
 
 
-def _commit() -> str:
-    """The checkout's commit (`git describe --always --dirty`: `-dirty` when files changed since)."""
-    try:
-        done = subprocess.run(["git", "-C", str(project_path(".")), "describe", "--always", "--dirty", "--abbrev=12"],
-                              capture_output=True, text=True, timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (not a git checkout)"
-    return done.stdout.strip()
-
-
-def render(lake: Lake, profile: str) -> str:
-    """The whole page as one HTML string."""
+def render(lake: Lake) -> str:
+    """The whole page as one HTML string; its provenance is the runs' own (profile, seed, commit), not the
+    report command's."""
     with warehouse.connect(lake) as con:
         sections = [(anchor, title, build(con)) for anchor, title, build in SECTIONS]
+        made = provenance(con)
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    provenance = f"commit {_commit()} · profile {profile} · lake {lake.root} · generated {generated}"
+    provenance_line = f"{made} · lake {lake.root} · generated {generated}"
     contents = " · ".join(f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title, _ in sections)
     body = "\n".join(f'<section id="{anchor}"><h2>{html.escape(title)}</h2>\n{content}</section>'
                      for anchor, title, content in sections)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>WebGym report</title>'
             f"<style>{STYLE}</style></head><body>\n<h1>WebGym report</h1>\n"
-            f'<p class="meta" id="provenance">{html.escape(provenance)}</p>\n<nav>{contents}</nav>\n{body}\n'
+            f'<p class="meta" id="provenance">{html.escape(provenance_line)}</p>\n<nav>{contents}</nav>\n{body}\n'
             "</body></html>\n")
 
 
-def write_report(lake: Lake, path: Path, profile: str) -> Path:
+def write_report(lake: Lake, path: Path) -> Path:
     """Render the report and write it to `path` (folders created); returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(lake, profile), encoding="utf-8")
+    path.write_text(render(lake), encoding="utf-8")
     return path

@@ -132,35 +132,47 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
                               "from.", """
         SELECT iteration, objective, count(*) AS steps, count(DISTINCT trajectory_id) AS trajectories
         FROM accepted GROUP BY ALL ORDER BY ALL"""),
-    "stage_wall_time": ("Wall time per iteration and stage, from the times the lake records: rollout (first "
-                        "training or demonstration episode's start to the last one's end), judge (first to last "
-                        "judgment of those episodes), train (the checkpoints' train/seconds or train/time_s), "
-                        "evaluation rollout (its episodes' span); `started` is the iteration's first episode.",
-                        f"""
-        WITH episodes AS (
-            SELECT tr.iteration, tr.trajectory_id, tr.started_at, tr.ended_at,
-                   {PURPOSE} = 'evaluation' AS evaluation FROM trajectories tr),
-        rollouts AS (
-            SELECT iteration, epoch(max(ended_at) - min(started_at)) AS rollout_s
-            FROM episodes WHERE NOT evaluation GROUP BY iteration),
-        judging AS (
-            SELECT e.iteration, epoch(max(j.judged_at) - min(j.judged_at)) AS judge_s
-            FROM judgments j JOIN episodes e USING (trajectory_id) WHERE NOT e.evaluation GROUP BY e.iteration),
-        training AS (
-            SELECT iteration, sum(coalesce(metrics['train/seconds'], metrics['train/time_s'])) AS train_s
-            FROM checkpoints GROUP BY iteration),
-        evaluating AS (
-            SELECT iteration, epoch(max(ended_at) - min(started_at)) AS evaluation_rollout_s
-            FROM episodes WHERE evaluation GROUP BY iteration),
-        iterations AS (
-            SELECT iteration, min(started_at) AS started FROM episodes GROUP BY iteration
-            UNION ALL SELECT iteration, NULL FROM checkpoints)
-        SELECT i.iteration, min(i.started) AS started, any_value(r.rollout_s) AS rollout_s,
-               any_value(j.judge_s) AS judge_s, any_value(t.train_s) AS train_s,
-               any_value(e.evaluation_rollout_s) AS evaluation_rollout_s
-        FROM iterations i LEFT JOIN rollouts r USING (iteration) LEFT JOIN judging j USING (iteration)
-             LEFT JOIN training t USING (iteration) LEFT JOIN evaluating e USING (iteration)
-        GROUP BY i.iteration ORDER BY i.iteration"""),
+    "stage_wall_time": ("Wall time per iteration and stage, from each stage's own flow run (runs table: its start "
+                        "to its end): rollout (training and demonstration rollouts, GRPO's extra draws added), judge, "
+                        "train, validation (each validation evaluation, its rollout and judge included), serve and "
+                        "evaluation (held-out test evaluations, the untrained baseline's included). A stage of a nightly "
+                        "run counts in the newest iteration that run has reached (the served checkpoint's validation, "
+                        "of an earlier iteration, and serve, of none, in the iteration they serve); `started` is the "
+                        "iteration's first stage. Empty for lakes whose runs were not recorded (before the runs "
+                        "table).", """
+        WITH spans AS (
+            SELECT r.flow_run_id, r.parent_flow_run_id, r.flow_name, r.split, r.started_at,
+                   epoch(r.ended_at - r.started_at) AS seconds, p.flow_name AS parent_flow,
+                   coalesce(r.iteration, (SELECT max(c.iteration) FROM runs c
+                                          WHERE c.parent_flow_run_id = r.flow_run_id)) AS own_iteration
+            FROM runs r LEFT JOIN runs p ON p.flow_run_id = r.parent_flow_run_id),
+        stages AS (
+            SELECT seconds, started_at,
+                   CASE WHEN flow_name = 'evaluate' AND split = 'validation' THEN 'validation'
+                        WHEN flow_name = 'evaluate' THEN 'evaluation' ELSE flow_name END AS stage,
+                   CASE WHEN parent_flow_run_id IS NULL THEN own_iteration
+                        ELSE max(own_iteration) OVER (PARTITION BY parent_flow_run_id ORDER BY started_at
+                                                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) END AS iteration
+            FROM spans WHERE parent_flow IS DISTINCT FROM 'evaluate')
+        SELECT iteration, min(started_at) AS started,
+               sum(seconds) FILTER (WHERE stage = 'rollout') AS rollout_s,
+               sum(seconds) FILTER (WHERE stage = 'judge') AS judge_s,
+               sum(seconds) FILTER (WHERE stage = 'train') AS train_s,
+               sum(seconds) FILTER (WHERE stage = 'validation') AS validation_s,
+               sum(seconds) FILTER (WHERE stage = 'serve') AS serve_s,
+               sum(seconds) FILTER (WHERE stage = 'evaluation') AS evaluation_s
+        FROM stages
+        WHERE iteration IS NOT NULL AND stage IN ('rollout', 'judge', 'train', 'validation', 'serve', 'evaluation')
+        GROUP BY iteration ORDER BY iteration"""),
+    "run_ancestors": ("Each flow run with every run above it (itself at depth 0, its parent at 1, ...): join a "
+                      "table's flow_run_id here to find the rows of a nightly run and its subflows from the id in "
+                      "the Prefect UI's URL (ancestor_flow_run_id), or the runs above a row.", """
+        WITH RECURSIVE up(flow_run_id, ancestor_flow_run_id, depth) AS (
+            SELECT flow_run_id, flow_run_id, 0 FROM runs
+            UNION ALL
+            SELECT u.flow_run_id, r.parent_flow_run_id, u.depth + 1
+            FROM up u JOIN runs r ON r.flow_run_id = u.ancestor_flow_run_id WHERE r.parent_flow_run_id IS NOT NULL)
+        SELECT * FROM up ORDER BY flow_run_id, depth"""),
     "rollout_throughput": ("Episodes and steps per second of wall time per iteration, purpose and policy "
                            "version (wall time: first start to last end; iteration 0's untrained and warm-start "
                            "evaluations are two rows, not one spanning the training between them).", f"""

@@ -13,9 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from webgym import PROJECT_ROOT
+from webgym import PROJECT_ROOT, warehouse
 from webgym.cli.nightly import NIGHTLY_QUERIES
 from webgym.lake import Lake
 
@@ -65,6 +66,7 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     assert set(train[train["iteration"] == 1]["policy_version"]) == {checkpoints["checkpoint_id"].iloc[0]}
     report = Path(out.split("report: ")[1].split()[0])
     assert report.is_file() and "no data yet" not in report.read_text().split("Held-out success")[1][:2000]
+    _assert_lineage(profile, lake)
     assert _webgym(profile, "quality").returncode == 0
     for sql in NIGHTLY_QUERIES:
         answered = _webgym(profile, "sql", sql, timeout=120)
@@ -73,6 +75,33 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     assert again.returncode == 0 and "iteration 2 (rollout)" in " ".join(again.stdout.split())
     rolled = lake.read_table("trajectories", columns=["iteration", "purpose", "policy_version"])
     assert set(rolled.loc[(rolled["iteration"] == 2) & (rolled["purpose"] == "train"), "policy_version"]) == {served}
+
+
+def _assert_lineage(profile: Path, lake: Lake) -> None:
+    """The night's runs rows, named by what each did, and every row it wrote traced to the run that wrote it."""
+    runs = lake.read_table("runs")
+    night = runs[runs["flow_name"] == "nightly"].iloc[0]
+    assert night.run_name.startswith("nightly-ci-") and (night.profile, night.seed, night.outcome) == ("ci", 0, "completed")
+    assert night.commit and pd.isna(night.parent_flow_run_id) and runs["flow_run_id"].is_unique
+    assert {"build-taskset", "evaluate-it0-test", "rollout-it0-train", "judge-it0", "train-it0", "evaluate-it0-validation",
+            "rollout-it0-validation", "rollout-it1-train", "judge-it1", "train-it1", "evaluate-it1-validation",
+            "evaluate-it1-test", "rollout-it1-test"} <= set(runs["run_name"])
+    assert set(runs["parent_flow_run_id"].dropna()) <= set(runs["flow_run_id"]) and (runs["outcome"] == "completed").all()
+    name = runs.set_index("flow_run_id")["run_name"]
+    assert set(name[lake.read_table("checkpoints")["flow_run_id"]]) == {"train-it0", "train-it1"}
+    assert {n.split("-")[0] for n in name[lake.read_table("trajectories")["flow_run_id"]]} == {"rollout"}
+    evaluated = lake.read_table("evals")
+    assert set(name[evaluated["flow_run_id"]]) == {"evaluate-it0-test", "evaluate-it0-validation", "evaluate-it1-test",
+                                                   "evaluate-it1-validation"}
+    assert not lake.read_table("steps", columns=["flow_run_id"])["flow_run_id"].isna().any()
+    sql = ("SELECT count(*) AS episodes FROM run_ancestors a JOIN trajectories t USING (flow_run_id) "
+           f"WHERE a.ancestor_flow_run_id = '{night.flow_run_id}'")
+    answered = _webgym(profile, "sql", sql, "--format", "csv", timeout=120)  # from the UI's run id to its episodes
+    assert answered.stdout.split() == ["episodes", str(lake.count("trajectories"))], answered.stdout
+    night_s = (night.ended_at - night.started_at).total_seconds()
+    with warehouse.connect(lake) as con:
+        stages = con.execute("SELECT * EXCLUDE (iteration, started) FROM stage_wall_time").df()
+    assert len(stages) == 2 and 0 < stages.sum(axis=1).max() and stages.fillna(0).to_numpy().sum() < night_s
 
 
 @pytest.mark.slow

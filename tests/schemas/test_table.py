@@ -12,7 +12,7 @@ from tests.conftest import steps_frame, tasks_frame
 
 def test_every_table_of_the_data_model_has_a_schema():
     assert set(TABLES) == {"seed_tasks", "duplicates", "tasks", "llm_calls", "trajectories", "steps", "judgments",
-                           "accepted", "checkpoints", "promotions", "evals", "blocklist"}
+                           "accepted", "checkpoints", "promotions", "evals", "blocklist", "runs"}
 
 
 @pytest.mark.parametrize("name", sorted(TABLES))

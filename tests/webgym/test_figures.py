@@ -43,3 +43,15 @@ def test_every_report_figure_has_its_own_anchor_and_its_queries_bind_on_an_empty
     with warehouse.connect(lake) as con:
         for spec in report.FIGURES:
             assert render_figure(spec, con) == f'<p class="no-data">no data yet: {spec.empty}</p>'
+
+
+def test_number_and_time_cells_are_marked_so_narrow_tables_never_split_them():
+    import pandas as pd
+
+    from webgym.figures import table_html
+
+    page = table_html(pd.DataFrame({"path": ["/ckpt/it2-0042"], "loss": [1234.5678],
+                                    "at": [pd.Timestamp("2026-11-22 03:00", tz="UTC")]}), "t")
+    assert re.findall(r"<td( class=\"num\")?>([^<]*)</td>", page) == [
+        ("", "/ckpt/it2-0042"), (' class="num"', "1235"), (' class="num"', "2026-11-22 03:00:00+00:00")]
+    assert "td.num { overflow-wrap: normal; white-space: nowrap; }" in report.STYLE

@@ -21,7 +21,7 @@ from schemas.llm_calls import LlmCall
 from schemas.promotions import Promotion
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
-from tests.conftest import NOW, rows, rubric, steps_frame, tasks_frame, trajectories_frame
+from tests.conftest import NIGHT, NOW, night_runs, rows, rubric, steps_frame, tasks_frame, trajectories_frame
 from webgym.cli import app
 from webgym.stats import wilson_interval
 
@@ -151,6 +151,7 @@ def _eval_lake(lake) -> None:
                  reward=float(i != 1), judged_at=NOW + dt.timedelta(minutes=i)) for i in range(3)]))
     lake.write_table("accepted", rows([AcceptedStep(trajectory_id="r0", t=t, iteration=0, objective="filtered_bc",
                                                     reason="success", weight=1.0) for t in (0, 1)]))
+    lake.write_table("runs", night_runs(profile="ci", seed=3, commit="abc123"))  # the night's flow runs
 
 
 def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake, tmp_path):
@@ -215,14 +216,16 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
                                                                    ("ck2", 0.0, 1.0)]
     assert [(r["iteration"], r["objective"], r["steps"], r["trajectories"])
             for r in _records(report.tables["accepted-steps"])] == [("0", "filtered_bc", "2", "1")]
-    wall = {r["iteration"]: (r["rollout_s"], r["judge_s"], r["train_s"], r["evaluation_rollout_s"])
-            for r in _records(report.tables["stage-wall-time"])}
-    assert wall == {"0": ("0", "120", "30", "3608"), "1": ("", "", "31", "7208"),  # ck1 2 h after "other"
-                    "2": ("", "", "32", "8")}
+    wall = {r["iteration"]: (r["rollout_s"], r["judge_s"], r["train_s"], r["validation_s"], r["serve_s"],
+                             r["evaluation_s"]) for r in _records(report.tables["stage-wall-time"])}
+    assert wall == {"0": ("10", "2", "30", "18", "2", "60"), "1": ("80", "8", "12", "30", "1", "30")}
     assert {r["stage"]: (r["calls"], r["cost_usd"]) for r in _records(report.tables["llm-cost-by-stage"])} == {
         "judge": ("1", "0.001"), "task set": ("2", "0.002")}
-    assert re.fullmatch(rf"commit [0-9a-f]{{12}}(-dirty)? · profile \S+ · lake {re.escape(lake.root)} · generated "
-                        r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", report.provenance)
+    # the provenance is the runs' own, not the report command's (its profile is local, its checkout another)
+    assert re.fullmatch(rf"profile ci · seed 3 · commit abc123 \({len(NIGHT)} flow runs\) · lake {re.escape(lake.root)} · "
+                        r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", report.provenance)
+    assert [(r["run_name"], r["flow_run_id"], r["profile"], r["seed"], r["commit"], r["outcome"])
+            for r in _records(report.tables["runs"])] == [("nightly-ci", "n", "ci", "3", "abc123", "completed")]
 
 
 def test_empty_lake_gives_no_data_sections_at_the_default_path(lake, tmp_path):

@@ -15,9 +15,10 @@ import pytest
 
 from schemas.judgments import Judgment
 from schemas.trajectories import Trajectory
-from tests.conftest import NOW, rows, steps_frame, tasks_frame, trajectories_frame
+from tests.conftest import NOW, night_runs, rows, steps_frame, tasks_frame, trajectories_frame
 from webgym import warehouse
 from webgym.config import JudgeConfig
+from webgym.lake import lineage
 
 
 def _judgment(tid: str, judge: str, success: bool, status: str = "judged", minutes: int = 0) -> Judgment:
@@ -171,3 +172,38 @@ def test_rollout_throughput_keeps_two_evaluations_of_one_iteration_apart(lake):
                                            episode("w0", "warm", 60), episode("w1", "warm", 60)]))
     frame = warehouse.query(lake, "SELECT policy_version, episodes, steps, wall_s, steps_per_s FROM rollout_throughput")
     assert frame.values.tolist() == [["init", 2, 12, 30.0, 0.4], ["warm", 2, 12, 30.0, 0.4]]
+
+
+def test_stage_wall_time_is_each_stage_runs_own_span_per_iteration_with_evaluations_apart(lake):
+    lake.write_table("runs", night_runs())
+    frame = warehouse.query(lake, "SELECT * EXCLUDE (started) FROM stage_wall_time").set_index("iteration")
+    assert frame.to_dict("index") == {
+        0: {"rollout_s": 10.0, "judge_s": 2.0, "train_s": 30.0, "validation_s": 18.0, "serve_s": 2.0,
+            "evaluation_s": 60.0},
+        1: {"rollout_s": 80.0, "judge_s": 8.0, "train_s": 12.0, "validation_s": 30.0, "serve_s": 1.0,
+            "evaluation_s": 30.0}}
+    started = warehouse.query(lake, "SELECT started FROM stage_wall_time ORDER BY iteration")["started"]
+    assert [s.to_pydatetime() for s in started] == [NOW + dt.timedelta(seconds=50), NOW + dt.timedelta(seconds=200)]
+    assert frame.sum(axis=1).max() < 1000  # no iteration outlasts the night
+
+
+def test_stage_wall_time_is_empty_for_a_lake_without_runs(lake):
+    lake.write_table("trajectories", trajectories_frame())
+    assert warehouse.query(lake, "SELECT * FROM stage_wall_time").empty
+
+
+def test_run_ancestors_lead_from_a_ui_run_id_to_its_episodes_and_back(lake, monkeypatch):
+    lake.write_table("runs", night_runs())
+    episodes = trajectories_frame()
+    for row, run in zip(range(3), ["r0", "e1r", "r1"], strict=True):  # each episode written by its own run
+        monkeypatch.setattr(lineage, "_source", lambda run=run: run)
+        lake.write_table("trajectories", episodes.iloc[[row]])
+    found = warehouse.query(lake, """
+        SELECT t.trajectory_id, r.run_name FROM run_ancestors a JOIN trajectories t USING (flow_run_id)
+        JOIN runs r USING (flow_run_id) WHERE a.ancestor_flow_run_id = 'n' ORDER BY 1""")
+    assert found.values.tolist() == [["r0", "rollout-it0-train"], ["r1", "rollout-it0-test"],
+                                     ["r2", "rollout-it1-train"]]
+    above = warehouse.query(lake, """
+        SELECT r.run_name FROM trajectories t JOIN run_ancestors a USING (flow_run_id)
+        JOIN runs r ON r.flow_run_id = a.ancestor_flow_run_id WHERE t.trajectory_id = 'r1' ORDER BY a.depth""")
+    assert above["run_name"].tolist() == ["rollout-it0-test", "evaluate-it0-test", "nightly-ci"]

@@ -64,5 +64,5 @@ def report(
     from webgym import report as html_report
 
     lake = lake_of(ctx, must_exist=True)
-    path = html_report.write_report(lake, out or html_report.default_path(lake), config_of(ctx).profile)
+    path = html_report.write_report(lake, out or html_report.default_path(lake))
     typer.echo(path.resolve())

@@ -64,3 +64,9 @@ class NightlyConfig(Section):
                     "`<flow>/<flow>` on the work pool that fits it (browser-cpu, gpu-train, gpu-serve), started "
                     "with run_deployment and waited for; needs PREFECT_API_URL, workers (or `webgym server`) and "
                     "flow results persisted where the nightly process can read them (prefect.yaml's job_variables).")
+    allow_profile_change: bool = Field(
+        default=False,
+        description="Let this profile continue a lake whose earlier nightly runs used another profile (the runs "
+                    "table says which). false: such a run stops at its start with a one-line error naming both, so a "
+                    "schedule pointed at the wrong lake (the 02:00 run of `webgym server`) cannot mix another world, "
+                    "policy or task set into the lake's learning curve.")

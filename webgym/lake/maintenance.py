@@ -70,7 +70,8 @@ class Maintenance(Tables):
     def replace_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str:
         """Make `frame` the table's whole content (one new part; the old parts go), for stages that
         rewrite rows, such as the split. Crash-safe like `compact`: the intent is written first, so
-        `recover` either keeps the old parts or finishes the swap, never both or neither."""
+        `recover` either keeps the old parts or finishes the swap, never both or neither. Rows keep the flow run
+        that first wrote them (`flow_run_id`, as the frame carries it): rewriting rows is not writing new ones."""
         self.recover(name)
         table = self.to_arrow(name, frame)
         output = self._path(name, f"part-{stamp()}-{safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")

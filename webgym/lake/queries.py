@@ -99,3 +99,8 @@ def blocked_episodes(lake: Lake, flagged_ids: Iterable[str], columns: list[str] 
 
     ended = ds.field("termination").isin(list(BLOCKED_ENDINGS))
     return lake.read_table("trajectories", columns, filter=ended | _with_ids("trajectory_id", flagged_ids))
+
+
+def run_of(lake: Lake, flow_run_id: str) -> pd.DataFrame:
+    """The runs row of one flow run (none yet: it has not ended, or ran outside Prefect)."""
+    return lake.read_table("runs", filter=_with_ids("flow_run_id", [flow_run_id]))

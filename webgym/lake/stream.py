@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from webgym.lake.files import remove_dir, safe_id, stamp
 from webgym.lake.journal import Journal
+from webgym.lake.lineage import current_flow_run_id, stamped
 from webgym.lake.maintenance import Maintenance
 
 if TYPE_CHECKING:
@@ -21,7 +22,8 @@ class StreamWriter:
     Each `append` is journaled to local disk (fsync) before it returns, so an acknowledged row
     survives a crash; every `batch_rows` rows become one Parquet part per table. Several tables
     can be appended together (steps with their trajectory): they commit together.
-    A writer started after a crash first commits what dead writers left in the journal.
+    A writer started after a crash first commits what dead writers left in the journal. Its rows record the
+    flow run that opened it, whichever thread appends them (the LLM ledger appends from its own).
     """
 
     def __init__(self, lake: Maintenance, run_id: str, batch_rows: int) -> None:
@@ -31,6 +33,7 @@ class StreamWriter:
         self._journal = Journal(lake, self.dir)
         self._seq = 0
         self._pending_rows = 0
+        self.flow_run_id = current_flow_run_id()
 
     def __enter__(self) -> StreamWriter:
         self.lake.recover()
@@ -43,7 +46,7 @@ class StreamWriter:
         """Journal rows of one or more tables as one unit, committing when the batch is full."""
         if self._lock_handle is None:
             raise RuntimeError("StreamWriter.append outside `with lake.stream(...)`")
-        tables = {name: self.lake.to_arrow(name, frame) for name, frame in frames.items()}
+        tables = {name: self.lake.to_arrow(name, stamped(name, frame, self.flow_run_id)) for name, frame in frames.items()}
         self._journal.add(self._seq, tables)
         self._seq += 1
         self._pending_rows += max(t.num_rows for t in tables.values())

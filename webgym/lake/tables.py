@@ -17,6 +17,7 @@ import duckdb
 
 from schemas import TABLES, TableSchema, schema_for
 from webgym.lake.files import ROW_GROUP_ROWS, parquet_bytes, safe_id, stamp, try_lock
+from webgym.lake.lineage import current_flow_run_id, stamped
 from webgym.lake.parts import Parts
 from webgym.llm.secrets import known_secrets, redact_known
 
@@ -101,8 +102,9 @@ class Tables(Parts):
         return bool(self.fs.glob(self._path(name, "*.parquet")))
 
     def write_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str | None:
-        """Validate `frame` and append it as a new part; return the part's path (None if empty)."""
-        return self.write_arrow(name, self.to_arrow(name, frame), run_id)
+        """Validate `frame` and append it as a new part, each row recording the flow run writing it (lineage.py);
+        return the part's path (None if empty)."""
+        return self.write_arrow(name, self.to_arrow(name, stamped(name, frame, current_flow_run_id())), run_id)
 
     def write_arrow(self, name: str, table: pa.Table, run_id: str = "run") -> str | None:
         """Append an Arrow table already in the table's schema (as `write_table` makes it) as a new part."""
