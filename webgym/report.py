@@ -267,7 +267,7 @@ SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
 """(anchor, heading, section function), in page order."""
 
 
-def _commit() -> str:
+def checkout_commit() -> str:
     """The checkout's commit (`git describe --always --dirty`: `-dirty` when files changed since)."""
     try:
         done = subprocess.run(["git", "-C", str(project_path(".")), "describe", "--always", "--dirty", "--abbrev=12"],
@@ -282,7 +282,7 @@ def render(lake: Lake, profile: str) -> str:
     with warehouse.connect(lake) as con:
         sections = [(anchor, title, build(con)) for anchor, title, build in SECTIONS]
     generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    provenance = f"commit {_commit()} · profile {profile} · lake {lake.root} · generated {generated}"
+    provenance = f"commit {checkout_commit()} · profile {profile} · lake {lake.root} · generated {generated}"
     contents = " · ".join(f'<a href="#{anchor}">{html.escape(title)}</a>' for anchor, title, _ in sections)
     body = "\n".join(f'<section id="{anchor}"><h2>{html.escape(title)}</h2>\n{content}</section>'
                      for anchor, title, content in sections)
