@@ -19,7 +19,8 @@ def scalars(logdir: Path) -> dict[str, list[tuple[int, float]]]:
     return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
 
 
-def tags_text(logdir: Path) -> str:
-    """The run's tags as the text summary TensorBoard's Text tab shows."""
+def tags(logdir: Path) -> dict[str, str]:
+    """The run's tags, from the table of the text summary TensorBoard's Text tab shows."""
     (event,) = _events(logdir).Tensors("tags/text_summary")
-    return event.tensor_proto.string_val[0].decode()
+    rows = event.tensor_proto.string_val[0].decode().splitlines()[2:]  # after the header and its rule
+    return dict(tuple(cell.strip() for cell in row.strip("|").split("|")) for row in rows)

@@ -15,6 +15,7 @@ its flow-run id (and its root's), the profile, the seed and the checkout's commi
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 import uuid
 from collections.abc import Mapping
@@ -197,7 +198,10 @@ NO_TRACKING = Tracker()
 def open_tracker(config: Config, run: FlowRunIds, name: str | None = None) -> Tracker:
     """The tracker of `run`'s root run or, with `name` (e.g. train-it3), of a run of that name nested under it:
     a TensorBoard folder <tracking.tensorboard_dir>/<root run>[/<name>] and an MLflow run, as the profile's
-    `tracking` block configures, both tagged with run_tags."""
+    `tracking` block configures, both tagged with run_tags. A rank other than 0 of a multi-process training
+    (RANK, set by torchrun and the deepspeed launcher) tracks nothing: rank 0 writes for all."""
+    if int(os.environ.get("RANK", "0")):
+        return Tracker()
     settings, tags = config.tracking, run_tags(config, run)
     root_dir = tensorboard_dir(config) if settings.tensorboard else None
     logdir = root_dir / run.root_name / (name or "") if root_dir else None
