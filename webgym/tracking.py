@@ -53,7 +53,8 @@ def current_flow_run() -> FlowRunIds:
     with get_client(sync_client=True) as client:
         root = client.read_flow_run(uuid.UUID(root_id))
     started = root.start_time or root.expected_start_time or dt.datetime.now(dt.UTC)
-    return FlowRunIds(str(run_id), root_id, f"{started.astimezone(dt.UTC):%Y%m%d-%H%M%S}-{root.name}")
+    name = root.name.replace("/", "-")  # a run name is free text; the folder is one level
+    return FlowRunIds(str(run_id), root_id, f"{started.astimezone(dt.UTC):%Y%m%d-%H%M%S}-{name}")
 
 
 def run_tags(config: Config, run: FlowRunIds) -> dict[str, str]:
