@@ -1,7 +1,7 @@
 """What a run shows in the Prefect UI beside its logs: a table of held-out success per evaluation, a
-short markdown summary per rollout, judge and night, a link to the night's report, and the progress
-of each rollout shard (Prefect artifacts, on the run page's Artifacts tab; keyed ones also on the
-Artifacts page, one version per run).
+short markdown summary per rollout, judge and night, a link to the night's report, where a night's and a
+training's scalars are tracked (TensorBoard, MLflow), and the progress of each rollout shard (Prefect
+artifacts, on the run page's Artifacts tab; keyed ones also on the Artifacts page, one version per run).
 
 Flows call these with the reports their stages returned; nothing here reads the lake.
 """
@@ -23,6 +23,7 @@ from flows.reports import NightlySummary, RolloutReport
 from stages.evaluate import EvaluateReport
 from stages.judge.run import JudgeSummary
 from webgym.rollout.runner import Progress
+from webgym.tracking import TrackingLinks
 
 
 def _markdown(title: str, lines: Iterable[str]) -> str:
@@ -88,6 +89,23 @@ def publish_night(summary: NightlySummary) -> None:
     if not summary.iterations:
         lines.append("no iteration run (checks, warehouse and report only)")
     create_markdown_artifact(_markdown("Night", lines), key="nightly-summary", description="what the night did")
+
+
+def publish_tracking(links: TrackingLinks, key: str, what: str) -> None:
+    """Markdown: where `what` (a night, a training) tracks its scalars: the TensorBoard folder and the command that
+    opens it, the MLflow run when one is configured."""
+    lines = []
+    if links.logdir is not None:
+        lines += [f"TensorBoard event files: `{links.logdir}`",
+                  f"open them with `tensorboard --logdir {links.tensorboard_root}` (every run) or "
+                  f"`tensorboard --logdir {links.logdir}` (this one), then http://localhost:6006"]
+    if links.mlflow_run_id is not None:
+        lines += [f"MLflow run `{links.mlflow_run_id}` (experiment {links.mlflow_experiment_id}) at "
+                  f"`{links.mlflow_uri}`",
+                  f"open it with `mlflow ui --backend-store-uri {links.mlflow_uri}` (the full `mlflow` package), "
+                  f"or at #/experiments/{links.mlflow_experiment_id}/runs/{links.mlflow_run_id} on its server"]
+    create_markdown_artifact(_markdown(f"Tracking of {what}", lines or ["tracking is off (profile's tracking block)"]),
+                             key=key, description=f"where the scalars of {what} are tracked")
 
 
 def _rate(report: EvaluateReport) -> str:

@@ -23,19 +23,24 @@ Every stage goes through `stage`, which runs it in this process or, with nightly
 from __future__ import annotations
 
 import datetime as dt
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any, Literal
 
 import pandas as pd
 from prefect import Flow, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.artifacts import publish_night
+from flows.artifacts import publish_night, publish_tracking
 from flows.build_taskset import build_taskset
 from flows.evaluate import evaluate
 from flows.gates import build_warehouse, quality_gate, recover_lake
 from flows.judge import judge
 from flows.lineage import RUN_HOOKS, nightly_run_name, require_lake_profile
-from flows.reports import IterationSummary, NightlySummary
+from flows.reports import IterationSummary, NightlySummary, RolloutReport
 from flows.rollout import rollout
 from flows.serve import serve
 from flows.train import TrainReport, acceptance, train
@@ -52,12 +57,28 @@ from stages.promote import promotion, rejected_checkpoints
 from webgym.config import Config, load_config, warehouse_path
 from webgym.lake import Lake
 from webgym.lake.queries import accepted_rows, iteration_trajectories, promotion_of
+from webgym.tracking import Tracker, current_flow_run, open_tracker
 from webgym.train.fit import VLM_POLICIES, require_base_model, require_training_device
 from webgym.warehouse import query
 
 
 class StageFailed(RuntimeError):
     """A stage's deployment run ended without completing; the message names the stage and its flow run."""
+
+
+_stage_seconds: ContextVar[dict[str, float] | None] = ContextVar("stage_seconds", default=None)
+
+
+@contextmanager
+def stage_clock() -> Iterator[dict[str, float]]:
+    """Wall seconds per stage of the `stage` calls made inside (flow name, `_<split>` added where the call names
+    one), summed over calls: the night's own measure of where its time goes."""
+    seconds: dict[str, float] = {}
+    token = _stage_seconds.set(seconds)
+    try:
+        yield seconds
+    finally:
+        _stage_seconds.reset(token)
 
 
 def stage(dispatch: Literal["local", "deployments"], flow_fn: Flow, **parameters: Any) -> Any:
@@ -73,6 +94,17 @@ def stage(dispatch: Literal["local", "deployments"], flow_fn: Flow, **parameters
     a rollout's trajectory ids, which the lake alone could not tell apart from an earlier draw's without
     repeating the flow's task selection here.
     """
+    started = time.perf_counter()
+    try:
+        return _run_stage(dispatch, flow_fn, parameters)
+    finally:
+        seconds = _stage_seconds.get()
+        if seconds is not None:
+            name = flow_fn.name + (f"_{parameters['split']}" if "split" in parameters else "")
+            seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - started
+
+
+def _run_stage(dispatch: Literal["local", "deployments"], flow_fn: Flow, parameters: dict[str, Any]) -> Any:
     if dispatch == "local":
         return flow_fn(**parameters)
     from prefect.deployments import run_deployment
@@ -148,8 +180,9 @@ def training_signal(config: Config, iteration: int) -> int:
     return steps
 
 
-def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple[list[str], TrainReport | None]:
-    """(warm start or rollout) -> judge -> [dynamic sampling] -> train: the episode ids and the training
+def learn(config: Config, plan: IterationPlan, config_path: str | None
+          ) -> tuple[list[RolloutReport], TrainReport | None]:
+    """(warm start or rollout) -> judge -> [dynamic sampling] -> train: the rollouts' reports and the training
     (None when the rollouts gave accept nothing to keep: the iteration ends without a checkpoint, where
     training would fail and a rerun would only repeat the same draws)."""
     settings, root, iteration, warm = config.nightly, config.lake.data_dir, plan.iteration, plan.warm_start
@@ -161,7 +194,7 @@ def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple
         rolled = stage(settings.dispatch, rollout, iteration=iteration, split="train", size=settings.episodes,
                        checkpoint=checkpoint, config_path=config_path, data_dir=root)
     stage(settings.dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
-    ids = list(rolled.trajectory_ids)
+    reports = [rolled]
     if not warm and config.accept.objective == "grpo":
         for draw, missing in dynamic_sampling(settings.grpo_max_rounds,
                                               lambda: acceptance(config, iteration).groups_missing):
@@ -170,14 +203,14 @@ def learn(config: Config, plan: IterationPlan, config_path: str | None) -> tuple
             more = stage(settings.dispatch, rollout, iteration=iteration, split="train", size=missing,
                          checkpoint=checkpoint, draw=draw, config_path=config_path, data_dir=root)
             stage(settings.dispatch, judge, iteration=iteration, config_path=config_path, data_dir=root)
-            ids += more.trajectory_ids
+            reports.append(more)
     if not warm and not training_signal(config, iteration):
-        return ids, None
+        return reports, None
     trained = stage(settings.dispatch, train, iteration=iteration, objective="sft" if warm else None,
                     epochs=settings.warm_start_epochs if warm else None,
                     learning_rate=settings.warm_start_learning_rate if warm else None, config_path=config_path,
                     data_dir=root)
-    return ids, trained
+    return reports, trained
 
 
 def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str, path: str,
@@ -202,11 +235,21 @@ def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str
 
 
 def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
+    """One iteration (_run_iteration) with its wall time and each stage's (stage_clock)."""
+    started = time.perf_counter()
+    with stage_clock() as seconds:
+        done = _run_iteration(config, plan, config_path)
+    return replace(done, stage_s=seconds, wall_s=time.perf_counter() - started)
+
+
+def _run_iteration(config: Config, plan: IterationPlan, config_path: str | None) -> IterationSummary:
     """One iteration: learn (unless a stopped run already trained it) -> validate and promote -> serve the
     served policy -> evaluate it. An iteration without training signal skips to serve -> evaluate."""
     settings, root, iteration = config.nightly, config.lake.data_dir, plan.iteration
+    rolled: list[RolloutReport] = []
     if plan.trained is None:
-        ids, trained = learn(config, plan, config_path)
+        rolled, trained = learn(config, plan, config_path)
+        ids = [i for report in rolled for i in report.trajectory_ids]
         checkpoint_id, path, accepted = (trained.checkpoint_id, trained.path, trained.accepted_steps) if trained \
             else (None, None, 0)
     else:
@@ -222,8 +265,28 @@ def run_iteration(config: Config, plan: IterationPlan, config_path: str | None) 
           data_dir=root)
     evaluated = stage(settings.dispatch, evaluate, checkpoint=served, iteration=iteration,
                       size=settings.eval_tasks, config_path=config_path, data_dir=root)
+    rollout_s = sum(report.wall_s for report in rolled)
     return IterationSummary(iteration, kind, len(ids), episodes_success(config, ids), accepted, checkpoint_id,
-                            promoted, evaluated)
+                            promoted, evaluated, sum(r.steps for r in rolled) / rollout_s if rollout_s else None)
+
+
+def prepare(config: Config, rounds: int, config_path: str | None, tracker: Tracker) -> EvaluateReport | None:
+    """Before the iterations: build the task set (nightly.build_taskset) and evaluate the untrained policy
+    (nightly.evaluate_untrained, on a fresh lake); the untrained policy's held-out evaluation, if run. Their
+    wall times and the untrained success are tracked at the step of the night's first iteration."""
+    settings, root = config.nightly, config.lake.data_dir
+    baseline = None
+    with stage_clock() as seconds:
+        if settings.build_taskset:
+            stage(settings.dispatch, build_taskset, config_path=config_path, data_dir=root)
+        if rounds and settings.evaluate_untrained and next_plan(config).untrained:
+            baseline = stage(settings.dispatch, evaluate, iteration=0, size=settings.eval_tasks,
+                             config_path=config_path, data_dir=root)
+    if seconds:
+        tracker.scalars({"night/baseline_success": baseline.success_rate if baseline else None,
+                         **{f"stage_s/{name}": spent for name, spent in seconds.items()}},
+                        step=next_plan(config).iteration)
+    return baseline
 
 
 @flow(name="nightly", flow_run_name=nightly_run_name, **RUN_HOOKS)
@@ -244,14 +307,15 @@ def nightly(iterations: int | None = None, config_path: str | None = None, data_
     require_training_device(config)  # so does a training device this machine lacks, not the first training
     if config.policy.kind in VLM_POLICIES and next_plan(config).untrained:
         require_base_model(config)  # a missing base model stops it too, not the first training
-    if settings.build_taskset:
-        stage(settings.dispatch, build_taskset, config_path=config_path, data_dir=root)
     rounds = settings.iterations if iterations is None else iterations
-    baseline = None
-    if rounds and settings.evaluate_untrained and next_plan(config).untrained:
-        baseline = stage(settings.dispatch, evaluate, iteration=0, size=settings.eval_tasks, config_path=config_path,
-                         data_dir=root)
-    done = [run_iteration(config, next_plan(config), config_path) for _ in range(rounds)]
+    with open_tracker(config, current_flow_run()) as tracker:  # per-iteration scalars, step = iteration
+        publish_tracking(tracker.links, "nightly-tracking", "the night")
+        baseline = prepare(config, rounds, config_path, tracker)
+        done = []
+        for _ in range(rounds):
+            done.append(run_iteration(config, next_plan(config), config_path))
+            tracker.scalars(done[-1].scalars(), step=done[-1].iteration)
+            tracker.flush()
     quality_gate(root)
     warehouse = build_warehouse(root, str(warehouse_path(config)), config.judge)
     summary = NightlySummary(root, warehouse, write_report(config), Lake(root).counts(), recovered, done, baseline)

@@ -49,6 +49,22 @@ class IterationSummary:
     evaluation: EvaluateReport
     """The held-out evaluation of the policy served after the iteration (success with intervals, by held-out
     kind): the new checkpoint when promoted, else the one served before."""
+    rollout_steps_per_s: float | None = None
+    """Training rollout steps per second of this run's rollouts (None: none ran, e.g. a resumed iteration)."""
+    stage_s: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per stage of the iteration (flow name, with its split where it has one), summed over calls."""
+    wall_s: float = 0.0
+
+    def scalars(self) -> dict[str, float | None]:
+        """The iteration's tracked scalars (webgym/tracking.py; None: not measured this iteration)."""
+        promotion = self.promotion or {}
+        return {"night/episodes": float(self.episodes), "night/rollout_success": self.rollout_success,
+                "night/accepted_steps": float(self.accepted_steps),
+                "night/heldout_success": self.evaluation.success_rate,
+                "night/validation_success": promotion.get("success_rate"),
+                "night/promoted": float(promotion["promoted"]) if promotion else None,
+                "night/rollout_steps_per_s": self.rollout_steps_per_s, "night/iteration_s": self.wall_s,
+                **{f"stage_s/{name}": seconds for name, seconds in self.stage_s.items()}}
 
 
 @dataclass

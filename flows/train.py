@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.artifacts import publish_tracking
 from flows.gates import MissingInputError, quality_gate, recover_lake
 from flows.lineage import RUN_HOOKS, train_run_name
 from stages.accept import STEP_COLUMNS, Acceptance, accept
@@ -24,6 +25,7 @@ from stages.promote import rejected_checkpoints
 from webgym.config import Config, Objective, checkpoints_dir, load_config, replaced
 from webgym.lake import Lake
 from webgym.lake.queries import accepted_rows, iteration_checkpoint, iteration_trajectories, judgments_of
+from webgym.tracking import current_flow_run, open_tracker
 from webgym.train.fit import fit_policy
 from webgym.warehouse import query
 
@@ -88,7 +90,8 @@ def select_steps(config: Config, iteration: int) -> dict:
 @task(cache_policy=NO_CACHE)
 def fit(config: Config, iteration: int) -> dict:
     """Train on the accepted rows of `iteration` from the served checkpoint (the newest earlier one not kept
-    back by promotion); record the new one (once per iteration and objective)."""
+    back by promotion); record the new one (once per iteration and objective). The step scalars are tracked as
+    train-it<iteration>, nested under the run at the root of this flow run's tree (the nightly's)."""
     lake = Lake(config.lake.data_dir)
     done = iteration_checkpoint(lake, iteration, config.train.objective)
     if done:
@@ -100,8 +103,10 @@ def fit(config: Config, iteration: int) -> dict:
                          f"{config.accept.objective}); roll out and judge more before training")
     previous = latest_checkpoint(lake.read_table("checkpoints"), before=iteration,
                                  rejected=rejected_checkpoints(lake.read_table("promotions")))
-    fitted = fit_policy(config, lake, accepted, previous["path"] if previous else None, iteration,
-                        checkpoints_dir(config))
+    with open_tracker(config, current_flow_run(), f"train-it{iteration}") as tracker:
+        publish_tracking(tracker.links, "train-tracking", f"training iteration {iteration}")
+        fitted = fit_policy(config, lake, accepted, previous["path"] if previous else None, iteration,
+                            checkpoints_dir(config), tracker)
     log.info("iteration %d: checkpoint %s from %d accepted steps; metrics %s", iteration, fitted.checkpoint_id,
              len(accepted), fitted.metrics)
     return {"checkpoint_id": fitted.checkpoint_id, "path": fitted.path, "metrics": fitted.metrics,

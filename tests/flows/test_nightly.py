@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.tensorboard_events import scalars, tags
 from webgym import PROJECT_ROOT, warehouse
 from webgym.cli.nightly import NIGHTLY_QUERIES
 from webgym.lake import Lake
@@ -198,8 +199,9 @@ def test_an_iteration_without_training_signal_keeps_the_served_policy_and_evalua
     from webgym.config import load_config
 
     profile = _small_profile(tmp_path, taskset_lake)  # GRPO groups of one episode: never any reward variance
+    mlflow_uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     profile.write_text(profile.read_text() + "  episodes: 2\n  grpo_max_rounds: 0\naccept:\n  objective: grpo\n"
-                       "train:\n  objective: grpo\n")
+                       f"train:\n  objective: grpo\ntracking:\n  mlflow_uri: {mlflow_uri}\n")
     summary = nightly(iterations=2, config_path=str(profile))
     warm, barren = summary.iterations
     assert (barren.iteration, barren.kind, barren.episodes, barren.accepted_steps) == (1, "no training signal", 2, 0)
@@ -212,3 +214,47 @@ def test_an_iteration_without_training_signal_keeps_the_served_policy_and_evalua
     assert not len(evals[evals["split"] == "validation"].query("iteration == 1"))  # nothing new to validate
     plan = next_plan.fn(load_config(str(profile)))
     assert (plan.iteration, plan.checkpoint_id, plan.trained) == (2, warm.checkpoint_id, None)
+    _assert_tracked(tmp_path, mlflow_uri, summary)
+
+
+def _assert_tracked(tmp_path: Path, mlflow_uri: str, summary) -> None:
+    """The night's per-iteration scalars and its warm start's step scalars, read back by TensorBoard's reader and
+    MLflow's client, the training's run nested under the night's and tagged with both flow-run ids."""
+    from mlflow.tracking import MlflowClient
+
+    warm, barren = summary.iterations
+    # the lake copied from taskset_lake holds the folder of the night that built it (no iteration: only the task
+    # set's build time, at the step of its next iteration); folders sort by start time
+    earlier, night_dir = sorted((tmp_path / "data" / "tensorboard").iterdir())
+    assert [(name, [s for s, _ in points]) for name, points in scalars(earlier).items()] == [
+        ("stage_s/build_taskset", [0])]
+    assert tags(earlier)["flow_run_id"] != tags(night_dir)["flow_run_id"]
+    night = scalars(night_dir)
+    assert night["night/heldout_success"] == [(0, pytest.approx(warm.evaluation.success_rate)),
+                                              (1, pytest.approx(barren.evaluation.success_rate))]
+    assert night["night/accepted_steps"] == [(0, warm.accepted_steps), (1, 0.0)]
+    assert night["night/episodes"] == [(0, 3.0), (1, 2.0)] and [s for s, _ in night["night/rollout_success"]] == [0, 1]
+    assert night["night/validation_success"] == [(0, pytest.approx(warm.promotion["success_rate"]))]
+    assert [step for step, _ in night["night/rollout_steps_per_s"]] == [0, 1]
+    assert all(value > 0 for _, value in night["night/rollout_steps_per_s"])
+    for name, steps in (("rollout_train", [0, 1]), ("judge", [0, 1]), ("train", [0]), ("evaluate_validation", [0]),
+                        ("serve", [0, 1]), ("evaluate", [0, 1])):
+        assert [step for step, _ in night[f"stage_s/{name}"]] == steps, name
+    assert all(value > 0 for _, value in night["stage_s/train"] + night["stage_s/evaluate"])
+    assert night["night/iteration_s"][0][1] > sum(night[f"stage_s/{n}"][0][1] for n in ("rollout_train", "train"))
+    training = scalars(night_dir / "train-it0")
+    steps = [step for step, _ in training["train/loss"]]
+    assert steps == list(range(1, len(steps) + 1)) and len(steps) > 1
+    for name in ("train/accuracy", "train/entropy", "train/lr", "train/grad_norm"):
+        assert [step for step, _ in training[name]] == steps, name
+    night_tags, train_tags = tags(night_dir), tags(night_dir / "train-it0")
+    assert night_tags["flow_run_id"] == night_tags["root_flow_run_id"] == train_tags["root_flow_run_id"] != "None"
+    assert train_tags["flow_run_id"] not in (night_tags["flow_run_id"], "None") and night_tags["profile"] == "ci"
+    client = MlflowClient(mlflow_uri)
+    experiment = client.get_experiment_by_name("webgym").experiment_id
+    (root,) = client.search_runs([experiment], "tags.scope = 'root'")
+    (child,) = client.search_runs([experiment], "tags.scope = 'train-it0'")
+    assert root.data.tags["flow_run_id"] == night_tags["flow_run_id"] and root.info.run_name == night_dir.name
+    assert child.data.tags["mlflow.parentRunId"] == root.info.run_id
+    assert len(client.get_metric_history(child.info.run_id, "train/loss")) == len(steps)
+    assert [m.step for m in client.get_metric_history(root.info.run_id, "night/heldout_success")] == [0, 1]

@@ -58,3 +58,6 @@ def test_runs_on_the_server_show_stage_logs_artifacts_and_a_failures_cause(tmp_p
     assert artifacts["progress"].data == 100.0
     assert f"report.html]({(tmp_path / 'reports' / 'report.html').as_uri()})" in artifacts["nightly-report"].data
     assert "no iteration run" in artifacts["nightly-summary"].data
+    tracking = artifacts["nightly-tracking"].data  # the deployment run's folder, named by its start and run name
+    assert f"`tensorboard --logdir {tmp_path / 'data' / 'tensorboard'}`" in tracking
+    assert f"{tmp_path / 'data' / 'tensorboard'}/" in tracking and night.name in tracking

@@ -11,12 +11,14 @@ from webgym.config.lake import LakeConfig, WarehouseConfig
 from webgym.config.llm import EndpointConfig, LLMConfig, ModelPrice
 from webgym.config.nightly import NightlyConfig
 from webgym.config.policy import ContextConfig, PolicyConfig, PolicyKind, SamplingConfig, ScorerConfig
-from webgym.config.profile import Config, checkpoints_dir, load_config, replaced, warehouse_path, with_checkpoint
+from webgym.config.profile import (Config, checkpoints_dir, load_config, replaced, tensorboard_dir, warehouse_path,
+                                   with_checkpoint)
 from webgym.config.rollout import EnvConfig, RolloutConfig
 from webgym.config.serve import ServeConfig, served_name
 from webgym.config.sites import SitesConfig, WorldConfig
 from webgym.config.taskset import (AnnotateConfig, DecomposeConfig, DedupConfig, SampleConfig, SplitConfig,
                                    StaleConfig, TasksetConfig)
+from webgym.config.tracking import TrackingConfig
 from webgym.config.training import AcceptConfig, Objective, TrainConfig
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "ModelPrice", "NightlyConfig", "Objective", "PolicyConfig", "PolicyKind", "RolloutConfig", "SampleConfig",
     "SamplingConfig", "ScorerConfig", "Section", "ServeConfig", "SitesConfig", "SplitConfig", "StaleConfig",
     "TasksetConfig",
-    "TrainConfig", "WarehouseConfig", "WorldConfig", "checkpoints_dir", "is_url", "load_config", "project_path", "replaced", "served_name",
+    "TrackingConfig", "TrainConfig", "WarehouseConfig", "WorldConfig", "checkpoints_dir", "is_url", "load_config", "project_path", "replaced", "served_name",
+    "tensorboard_dir",
     "warehouse_path", "with_checkpoint",
 ]

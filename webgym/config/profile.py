@@ -24,6 +24,7 @@ from webgym.config.rollout import EnvConfig, RolloutConfig
 from webgym.config.serve import ServeConfig, served_name
 from webgym.config.sites import SitesConfig
 from webgym.config.taskset import TasksetConfig
+from webgym.config.tracking import TrackingConfig
 from webgym.config.training import AcceptConfig, TrainConfig
 
 DEFAULT_PROFILE = "configs/local.yaml"
@@ -46,6 +47,7 @@ class Config(Section):
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     nightly: NightlyConfig = Field(default_factory=NightlyConfig)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
 
     @model_validator(mode="after")
     def _validation_split_exists(self) -> Config:
@@ -188,3 +190,11 @@ def warehouse_path(config: Config) -> Path:
         raise ConfigError(f"the lake is at {config.lake.data_dir}: set warehouse.path to the local file "
                           "warehouse.duckdb should be written to")
     return Path(config.lake.data_dir) / "warehouse.duckdb"
+
+
+def tensorboard_dir(config: Config) -> Path:
+    """Where TensorBoard event files go: tracking.tensorboard_dir, else tensorboard/ inside a local lake; a lake at
+    a URL keeps them under the project (TensorBoard's writer appends to local files)."""
+    if config.tracking.tensorboard_dir:
+        return Path(config.tracking.tensorboard_dir)
+    return project_path("tensorboard") if is_url(config.lake.data_dir) else Path(config.lake.data_dir) / "tensorboard"

@@ -14,6 +14,7 @@ import pyarrow.dataset as ds
 from schemas.checkpoints import Checkpoint
 from webgym.config import Config, ConfigError
 from webgym.lake import Lake
+from webgym.tracking import NO_TRACKING, Tracker
 
 VLM_POLICIES = ("local", "chat")
 """Policy kinds the VLM trainer fits, from policy.checkpoint on their first training."""
@@ -35,7 +36,7 @@ def _episodes(lake: Lake, accepted: pd.DataFrame, table: str) -> pd.DataFrame:
 
 
 def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
-               out_dir: Path) -> Fitted:
+               out_dir: Path, tracker: Tracker = NO_TRACKING) -> Fitted:
     """Train the set-of-marks scorer (from `base`, else the profile's) on the accepted steps."""
     from webgym.policies.scorer.checkpoint import load_scorer, open_scorer, save_scorer
     from webgym.policies.scorer.embeddings import scorer_embeddings
@@ -48,7 +49,7 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
                                        relabel=config.train.objective == "dagger")
     embed.flush()
     reference = load_scorer(config.train.reference) if config.train.reference else None
-    result = train_scorer(scorer, samples, config.train, reference)
+    result = train_scorer(scorer, samples, config.train, reference, tracker)
     path = save_scorer(result.scorer, out_dir / result.scorer.checkpoint_id)
     record_checkpoint(lake, result.scorer, str(path), iteration, config.train.objective, result.metrics,
                       run_id=f"train-{iteration}")
@@ -56,7 +57,7 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
 
 
 def fit_vlm(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
-            out_dir: Path) -> Fitted:
+            out_dir: Path, tracker: Tracker = NO_TRACKING) -> Fitted:
     """Train the vision-language policy (Hugging Face layout, from `base`) on the accepted steps."""
     from webgym.train.samples import samples_from_lake
     from webgym.train.trainer import train
@@ -70,7 +71,7 @@ def fit_vlm(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None
         raise ValueError(f"iteration {iteration}: none of {len(accepted)} accepted steps could be rebuilt: "
                          + "; ".join(problems[:5]))
     checkpoint_id = f"it{iteration}-{config.train.objective}-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}"
-    result = train(samples, base, out_dir / checkpoint_id, config.train)
+    result = train(samples, base, out_dir / checkpoint_id, config.train, tracker)
     row = Checkpoint(checkpoint_id=checkpoint_id, iteration=iteration, path=str(result.path), base=str(base),
                      objective=config.train.objective, metrics=result.metrics, created_at=dt.datetime.now(dt.UTC))
     lake.write_table("checkpoints", pd.DataFrame([row.model_dump()]), run_id=f"train-{iteration}")
@@ -101,13 +102,14 @@ def require_training_device(config: Config) -> None:
 
 
 def fit_policy(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
-               out_dir: Path) -> Fitted:
-    """The trainer the policy kind needs: the scorer's own, or the VLM trainer (local and chat)."""
+               out_dir: Path, tracker: Tracker = NO_TRACKING) -> Fitted:
+    """The trainer the policy kind needs: the scorer's own, or the VLM trainer (local and chat); its step
+    scalars go to `tracker`."""
     if config.policy.kind == "scorer":
-        return fit_scorer(config, lake, accepted, base, iteration, out_dir)
+        return fit_scorer(config, lake, accepted, base, iteration, out_dir, tracker)
     if config.policy.kind in VLM_POLICIES:
         if config.train.objective == "dagger":
             raise ConfigError("objective dagger trains the set-of-marks scorer on the oracle's labels; the "
                               f"{config.policy.kind} policy learns text responses: use another objective")
-        return fit_vlm(config, lake, accepted, base or config.policy.checkpoint, iteration, out_dir)
+        return fit_vlm(config, lake, accepted, base or config.policy.checkpoint, iteration, out_dir, tracker)
     raise ConfigError(f"policy.kind {config.policy.kind} does not learn; train a scorer, local or chat policy")

@@ -29,6 +29,7 @@ from webgym.policies.scorer.checkpoint import Scorer, weights_id
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import Chosen, Decision, FieldFeatures, FlatFeatures, field_features, flat_features
 from webgym.policies.scorer.network import hold_back_done
+from webgym.tracking import NO_TRACKING, Tracker
 from webgym.train.engine import TorchEngine
 from webgym.train.objectives import OBJECTIVES, LossInputs
 
@@ -186,7 +187,10 @@ def _score(net: torch.nn.Module, batch: list[ScorerSample]) -> _Scored:
 
 def batch_logprobs(net: torch.nn.Module, batch: list[ScorerSample]) -> tuple[torch.Tensor, torch.Tensor]:
     """(B, K) log-probabilities of each sample's decisions (candidate, then fill fields) and their mask."""
-    scored = _score(net, batch)
+    return _chosen_logprobs(_score(net, batch), batch)
+
+
+def _chosen_logprobs(scored: _Scored, batch: list[ScorerSample]) -> tuple[torch.Tensor, torch.Tensor]:
     chosen = torch.tensor([s.chosen for s in batch])
     width = 1 + max(len(s.fields) for s in batch)
     logprobs = torch.cat([scored.candidates.gather(1, chosen[:, None]), torch.zeros(len(batch), width - 1)], dim=1)
@@ -197,6 +201,18 @@ def batch_logprobs(net: torch.nn.Module, batch: list[ScorerSample]) -> tuple[tor
         logprobs = logprobs.index_put((scored.field_rows, scored.field_cols), picked)
         mask[scored.field_rows, scored.field_cols] = 1.0
     return logprobs, mask
+
+
+@torch.no_grad()
+def _decision_metrics(scored: _Scored, batch: list[ScorerSample]) -> dict[str, float]:
+    """train/accuracy (the best-scored candidate, and each fill field's best option, is the sample's) and
+    train/entropy (nats, of the candidate distribution) of a scored batch, means over its samples."""
+    right = scored.candidates.argmax(dim=1) == torch.tensor([s.chosen for s in batch])  # (B,)
+    if scored.fields is not None:
+        right[scored.field_rows[scored.fields.argmax(dim=1) != scored.typed]] = False
+    probabilities = scored.candidates.exp()  # (B, N); padding has probability 0 and log-probability -inf
+    entropy = -torch.where(probabilities > 0, probabilities * scored.candidates, 0.0).sum(dim=1)  # (B,)
+    return {"train/accuracy": float(right.float().mean()), "train/entropy": float(entropy.mean())}
 
 
 def greedy_decisions(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int = 256,
@@ -263,12 +279,19 @@ def _aligned(fixed: dict[int, torch.Tensor], chosen: list[int], like: torch.Tens
     return out
 
 
+def _means(records: list[dict[str, float]]) -> dict[str, float]:
+    """Each metric's mean over the records that have it (GRPO's imitation term only where demonstrations are)."""
+    names = dict.fromkeys(name for record in records for name in record)
+    return {name: float(np.mean([r[name] for r in records if name in r])) for name in names}
+
+
 def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfig,
-                 reference: Scorer | None = None) -> ScorerTrainResult:
+                 reference: Scorer | None = None, tracker: Tracker = NO_TRACKING) -> ScorerTrainResult:
     """Fit a copy of the scorer to the samples with the profile's `train` block: its objective (GRPO's
     clip range and KL included), epochs, micro-batches and accumulation, AdamW with its learning rate,
     schedule, warmup and weight decay, gradient clipping and max_steps. The KL reference is `reference`,
-    else the scorer training starts from."""
+    else the scorer training starts from. Every optimiser step's loss, accuracy, entropy, learning rate and
+    gradient norm go to `tracker` (means over the step's micro-batches), each epoch's mean loss as epoch/loss."""
     if not samples:
         raise ValueError("train_scorer: no samples to train on (no accepted step could be rebuilt)")
     objective = OBJECTIVES[config.objective]
@@ -292,6 +315,7 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfi
         ref = _logprobs_of(reference.net, samples, batch_size) if reference is not None else old
     started = time.monotonic()
     history: list[dict[str, float]] = []
+    micro: list[dict[str, float]] = []  # the metrics of the micro-batches of the optimiser step under way
     steps = 0
     for epoch in range(config.epochs):
         net.train()
@@ -300,17 +324,24 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfi
         for start in range(0, len(samples), batch_size):
             chosen = permutation[start:start + batch_size].tolist()
             batch = [samples[i] for i in chosen]
-            logprobs, mask = batch_logprobs(net, batch)  # (B, K)
-            loss, _ = objective.loss(LossInputs(
+            scored = _score(net, batch)
+            logprobs, mask = _chosen_logprobs(scored, batch)  # (B, K)
+            loss, loss_metrics = objective.loss(LossInputs(
                 logprobs, mask, torch.tensor([s.weight for s in batch]), torch.tensor([s.advantage for s in batch]),
                 _aligned(old, chosen, logprobs) if old else None, _aligned(ref, chosen, logprobs) if ref else None),
                 config)
-            if engine.micro_step(loss) is not None:
+            micro.append({"train/loss": float(loss.detach()), **_decision_metrics(scored, batch), **loss_metrics})
+            lr = engine.lr()  # the rate this step applies; the scheduler moves on inside micro_step
+            grad_norm = engine.micro_step(loss)
+            if grad_norm is not None:
                 steps += 1
+                tracker.scalars({**_means(micro), "train/lr": lr, "train/grad_norm": grad_norm}, step=steps)
+                micro = []
             losses.append(float(loss.detach()))
             if steps == total_steps:
                 break
         history.append({"train/epoch": float(epoch + 1), "train/loss": float(np.mean(losses))})
+        tracker.scalars({"epoch/loss": history[-1]["train/loss"]}, step=epoch + 1)
         log.info("scorer epoch %d: train/loss %.4f", epoch + 1, history[-1]["train/loss"])
         if steps == total_steps:
             break

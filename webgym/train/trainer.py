@@ -20,7 +20,8 @@ import torch
 from webgym.config import TrainConfig
 from webgym.models.checkpoint import VLM, load_vlm, save_vlm
 from webgym.models.inputs import InputError, collate, encode_sample
-from webgym.models.logprobs import response_logprobs
+from webgym.models.logprobs import response_logits, response_logprobs, token_accuracy_and_entropy, token_logprobs
+from webgym.tracking import NO_TRACKING, Tracker
 from webgym.train.engine import make_engine, training_device
 from webgym.train.objectives import OBJECTIVES, LossInputs
 from webgym.train.parity import Parity, compare
@@ -149,8 +150,11 @@ def freeze_vision(model: torch.nn.Module) -> None:
 
 # ---- training -----------------------------------------------------------------------------------
 
-def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Path, config: TrainConfig) -> TrainResult:
-    """Train from the checkpoint `base` on `samples`; write the result to the new directory `output_dir`."""
+def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Path, config: TrainConfig,
+          tracker: Tracker = NO_TRACKING) -> TrainResult:
+    """Train from the checkpoint `base` on `samples`; write the result to the new directory `output_dir`.
+    Every optimiser step's metrics (loss, token accuracy and entropy, learning rate, gradient norm, ...) go to
+    `tracker` from rank 0."""
     # config
     objective = OBJECTIVES[config.objective]
     device = training_device(config)  # a device this machine lacks stops here, before any work
@@ -198,7 +202,9 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
         def loss_of(batch: list[int]) -> tuple[torch.Tensor, dict[str, float], int]:
             tensors = _tensors(vlm, samples, batch, engine.device)
             with engine.autocast():
-                logprobs, mask = response_logprobs(model, tensors)  # (B, K), (B, K)
+                logits, targets, mask = response_logits(model, tensors)  # (B, K, V), (B, K), (B, K)
+                logprobs = token_logprobs(logits, targets)  # (B, K)
+            accuracy, entropy = token_accuracy_and_entropy(logits, targets, mask)
             width = logprobs.shape[1]
             inputs = LossInputs(
                 logprobs=logprobs, mask=mask.float(),
@@ -207,7 +213,7 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
                 old_logprobs=_right_aligned([old[i] for i in batch], width) if old is not None else None,
                 ref_logprobs=_right_aligned([ref[i] for i in batch], width) if ref is not None else None)
             loss, metrics = objective.loss(inputs, config)
-            return loss, metrics, int(mask.sum())
+            return loss, {"train/accuracy": accuracy, "train/entropy": entropy, **metrics}, int(mask.sum())
 
         # loop
         history: list[dict[str, float]] = []
@@ -230,6 +236,8 @@ def train(samples: list[TrainingSample], base: str | Path, output_dir: str | Pat
                       "train/step_time_s": time.perf_counter() - step_started,
                       **{name: sum(values) / len(values) for name, values in step_metrics.items()}}
             history.append(record)
+            if rank == 0:
+                tracker.scalars(record, step=len(history))
             log.info("train step %d/%d: %s", len(history), total_steps,
                      ", ".join(f"{k}={v:.4g}" for k, v in record.items()))
             step_losses, step_metrics, tokens = [], {}, 0

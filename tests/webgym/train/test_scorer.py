@@ -13,6 +13,7 @@ from schemas.steps import Action, Element, Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
 from tests.conftest import NOW, rows
+from tests.tensorboard_events import scalars
 from webgym import quality
 from webgym.config import ScorerConfig, TrainConfig, replaced
 from webgym.embeddings import DIM
@@ -21,6 +22,7 @@ from webgym.policies.scorer.checkpoint import init_scorer, weights_id
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
 from webgym.policies.scorer.network import candidate_logits, option_logits
+from webgym.tracking import Tracker
 from webgym.train.scorer import (DONE, ScorerSample, batch_logprobs, decision_accuracy, greedy_decisions,
                                  record_checkpoint, scorer_samples, train_scorer)
 
@@ -72,6 +74,26 @@ def test_a_tiny_scorer_learns_a_planted_rule_and_leaves_its_input_alone():
     assert changed and len(changed) == len(before)
     assert result.scorer.checkpoint_id == f"scorer-{weights_id(result.scorer.net)}"
     assert result.scorer.base == scorer.checkpoint_id == "scorer-init-s1"
+
+
+def test_every_optimiser_step_is_tracked_with_loss_accuracy_entropy_learning_rate_and_gradient_norm(tmp_path):
+    config = replaced(SCORER_RECIPE, epochs=3, micro_batch_size=8, gradient_accumulation_steps=2, max_grad_norm=0.5)
+    with Tracker(tmp_path / "tb") as tracker:
+        result = train_scorer(init_scorer(_tiny()), _planted(32), config, tracker=tracker)
+    tracked = scalars(tmp_path / "tb")
+    steps = list(range(1, 3 * 32 // 16 + 1))  # 4 micro-batches of 8 per epoch, 2 per optimiser step
+    for name in ("train/loss", "train/accuracy", "train/entropy", "train/lr", "train/grad_norm"):
+        assert [step for step, _ in tracked[name]] == steps, name
+    assert all(value == pytest.approx(1e-3) for _, value in tracked["train/lr"])  # the constant schedule
+    assert all(0 < value for _, value in tracked["train/grad_norm"])
+    assert all(0 <= value <= 1 for _, value in tracked["train/accuracy"])
+    assert all(0 < value < np.log(6) + 1e-6 for _, value in tracked["train/entropy"])  # 6 candidates a decision
+    epochs = [history["train/loss"] for history in result.history]
+    assert tracked["epoch/loss"] == [(1, pytest.approx(epochs[0])), (2, pytest.approx(epochs[1])),
+                                     (3, pytest.approx(epochs[2]))]
+    first_epoch = [value for _, value in tracked["train/loss"][:2]]  # each step: the mean of its 2 micro-batches
+    assert np.mean(first_epoch) == pytest.approx(epochs[0], rel=1e-5)
+    assert tracked["train/accuracy"][-1][1] > tracked["train/accuracy"][0][1]  # it learns the planted rule
 
 
 def test_log_probabilities_cover_the_candidate_and_each_fill_field():

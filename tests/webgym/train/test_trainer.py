@@ -9,12 +9,14 @@ from dataclasses import replace
 import pytest
 import torch
 
+from tests.tensorboard_events import scalars
 from tests.webgym.models.conftest import CLICK, png, policy_input
 from webgym.config import ConfigError, ContextConfig, SamplingConfig, TrainConfig
 from webgym.models.checkpoint import load_vlm
 from webgym.models.inputs import collate, encode_sample
 from webgym.models.logprobs import response_logprobs
 from webgym.policies.local import LocalPolicy, LocalPolicyConfig
+from webgym.tracking import Tracker
 from webgym.train.samples import TrainingSample
 from webgym.train.trainer import TrainError, train
 
@@ -77,6 +79,21 @@ def test_grpo_raises_the_positive_advantage_response_and_lowers_the_negative(tin
     assert after[0] > before[0] and after[1] < before[1], (before, after)
     assert result.history[0]["train/clip_fraction"] == 0 and result.history[0]["train/kl"] == pytest.approx(0)
     assert result.history[-1]["train/kl"] > 0
+
+
+def test_every_optimiser_step_is_tracked_with_token_accuracy_entropy_learning_rate_and_gradient_norm(
+        tiny_checkpoint, tmp_path):
+    samples = [replace(s, weight=0.0) for s in _samples()]
+    config = TrainConfig(objective="grpo", epochs=2, micro_batch_size=1, gradient_accumulation_steps=2, kl_coef=0.01,
+                         **FAST)
+    with Tracker(tmp_path / "tb") as tracker:
+        result = train(samples, tiny_checkpoint, tmp_path / "ckpt", config, tracker)
+    tracked = scalars(tmp_path / "tb")
+    for name in ("train/loss", "train/accuracy", "train/entropy", "train/lr", "train/grad_norm", "train/kl",
+                 "train/clip_fraction"):
+        assert tracked[name] == [(step, pytest.approx(h[name], rel=1e-5)) for step, h in enumerate(result.history, 1)]
+    assert len(result.history) == 2 and all(0 <= value <= 1 for _, value in tracked["train/accuracy"])
+    assert all(value > 0 for _, value in tracked["train/entropy"]) and tracked["train/lr"][0][1] == pytest.approx(3e-3)
 
 
 def test_gradient_accumulation_matches_one_larger_batch(tiny_checkpoint, tmp_path):
