@@ -12,3 +12,12 @@ def test_unrecorded_rows_are_those_whose_trajectory_has_no_evals_row_yet():
     new = unrecorded(rows, pd.DataFrame({"trajectory_id": ["r1", "elsewhere"]}))
     pd.testing.assert_frame_equal(new, rows.iloc[[0, 2]])
     assert unrecorded(rows, pd.DataFrame({"trajectory_id": pd.Series([], dtype=object)})).equals(rows)
+
+
+def test_the_kind_of_an_evaluation_follows_its_split_and_whether_a_checkpoint_was_given():
+    from stages.evaluate import evaluation_kind
+
+    assert evaluation_kind("validation", "/ckpt/it1") == "validation"
+    assert evaluation_kind("validation", None) == "validation"
+    assert evaluation_kind("test", "/ckpt/it1") == "test"
+    assert evaluation_kind("test", None) == "baseline"
