@@ -13,13 +13,13 @@ from tests.prefect_server import webgym_server
 from webgym import PROJECT_ROOT
 
 TINY_NIGHT = """extends: {ci}
-# The CI profile's night at its smallest that still trains and evaluates: one iteration (the warm start)
-# on one demonstration and one epoch, no validation, one held-out task, on a task set of two sites.
+# The CI profile's night at its smallest that still trains and evaluates: the deployment's one iteration
+# (the warm start) on one demonstration and one epoch, no validation, one held-out task, on a task set of
+# two sites.
 train:
   epochs: 1
 nightly:
   build_taskset: false
-  iterations: 1
   warm_start_tasks: 1
   warm_start_epochs: 1
   validation_tasks: 0
