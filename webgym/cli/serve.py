@@ -1,5 +1,6 @@
 """`webgym serve --checkpoint PATH` (the OpenAI-compatible server around a local checkpoint) and
-`webgym server` (the Prefect server and UI on 127.0.0.1, serving prefect.yaml's deployments locally)."""
+`webgym server` (the Prefect server and UI on 127.0.0.1, serving prefect.yaml's deployments locally, and the
+lake's reports folder over HTTP beside them)."""
 
 from __future__ import annotations
 
