@@ -20,8 +20,10 @@ from prefect.artifacts import (
 )
 
 from flows.reports import NightlySummary, RolloutReport
-from stages.evaluate import EvaluateReport
+from stages.evaluate import EvaluateReport, EvaluationKind
 from stages.judge.run import JudgeSummary
+from webgym.ports import HOST
+from webgym.report_server import DEFAULT_PORT, ReportSite
 from webgym.rollout.runner import Progress
 from webgym.tracking import TrackingLinks
 
@@ -53,30 +55,58 @@ def publish_judge(summary: JudgeSummary) -> None:
                              description=f"judge iteration {summary.iteration}")
 
 
-def evaluation_rows(report: EvaluateReport) -> list[dict]:
-    """One row per held-out kind and per difficulty band: episodes, successes, rate and 95% Wilson interval."""
-    rows = []
-    for by, groups in (("held_out", report.by_held_out), ("difficulty_band", report.by_band)):
-        for group in groups:
-            rows.append({"by": by, "group": str(group[by]), "episodes": int(group["episodes"]),
-                         "successes": int(group["successes"]), "success_rate": round(float(group["success_rate"]), 4),
-                         "ci_low": round(float(group["ci_low"]), 4), "ci_high": round(float(group["ci_high"]), 4)})
-    return rows
+EVALUATION_ARTIFACTS: dict[EvaluationKind, tuple[str, str]] = {
+    "baseline": ("baseline-success", "Baseline held-out success (the profile's policy, no checkpoint)"),
+    "test": ("heldout-success", "Held-out success"),
+    "validation": ("validation-success", "Validation success"),
+}
+"""(artifact key, label) per kind of evaluation: each kind is its own series of versions on the Artifacts page."""
 
 
-def publish_evaluation(report: EvaluateReport) -> None:
-    """Table: held-out success with 95% Wilson intervals by held-out kind and by difficulty band."""
-    create_table_artifact(evaluation_rows(report), key="evaluation-success",
-                          description=f"Held-out success of evaluation {report.evaluation} (iteration "
-                                      f"{report.iteration}; checkpoints {', '.join(report.policy_versions)}) "
-                                      "with 95% Wilson intervals, by held-out kind and difficulty band")
+def evaluation_rows(report: EvaluateReport, kind: EvaluationKind) -> list[dict]:
+    """One row for all episodes, then one per held-out kind (test and baseline only: validation tasks are
+    not held out) and per difficulty band: episodes, successes, rate and 95% Wilson interval."""
+    def row(by: str, group: dict, column: str) -> dict:
+        return {"by": by, "group": str(group[column]), "episodes": int(group["episodes"]),
+                "successes": int(group["successes"]), "success_rate": round(float(group["success_rate"]), 4),
+                "ci_low": round(float(group["ci_low"]), 4), "ci_high": round(float(group["ci_high"]), 4)}
+
+    overall = [row("all", group, "difficulty_band") for group in report.by_band if group["difficulty_band"] == "all"]
+    splits = [] if kind == "validation" else [("held_out", report.by_held_out)]
+    return overall + [row(by, group, by) for by, groups in [*splits, ("difficulty_band", report.by_band)]
+                      for group in groups if group[by] != "all"]
+
+
+def publish_evaluation(report: EvaluateReport, kind: EvaluationKind) -> None:
+    """Table under the kind's own key: success with 95% Wilson intervals overall, by held-out kind and by band."""
+    key, label = EVALUATION_ARTIFACTS[kind]
+    create_table_artifact(evaluation_rows(report, kind), key=key,
+                          description=f"{label} of evaluation {report.evaluation} (iteration {report.iteration}; "
+                                      f"checkpoints {', '.join(report.policy_versions)}) with 95% Wilson intervals")
+
+
+def report_link(summary: NightlySummary, site: ReportSite | None) -> dict[str, str]:
+    """The night's report link: its http: URL when `webgym server` (`site`) serves the folder it lies in;
+    else its file: URL, which a browser will not open from the UI, with a description saying so and how to
+    serve it (the run ran elsewhere, or on another lake than the server's)."""
+    report = Path(summary.report)
+    url = site.url_of(report) if site else None
+    if url:
+        return {"link": url, "link_text": report.name,
+                "description": f"HTML report of the lake at {summary.data_root}, served by `webgym server` "
+                               f"from {site.directory}"}
+    why = (f"it lies outside the folder `webgym server` serves ({site.directory}): this run's lake is not the "
+           "server's" if site else "this run did not run under `webgym server`")
+    return {"link": report.as_uri(), "link_text": str(report),
+            "description": f"HTML report of the lake at {summary.data_root}. **Not served over HTTP**: {why}, "
+                           "and a browser does not follow a file: link from the UI. Open "
+                           f"`{report}` on the machine that wrote it, or serve it: `webgym --data-dir "
+                           f"{summary.data_root} server` serves `{report.parent}` at http://{HOST}:{DEFAULT_PORT}/."}
 
 
 def publish_night(summary: NightlySummary) -> None:
     """A link to the night's HTML report and a markdown summary of its iterations."""
-    report = Path(summary.report)
-    create_link_artifact(report.as_uri(), link_text=report.name, key="nightly-report",
-                         description=f"HTML report of the lake at {summary.data_root}")
+    create_link_artifact(key="nightly-report", **report_link(summary, ReportSite.from_env()))
     lines = [f"lake `{summary.data_root}`, warehouse `{summary.warehouse}`",
              f"rows: {', '.join(f'{table} {count}' for table, count in summary.rows.items())}"]
     if summary.baseline:

@@ -19,7 +19,14 @@ from flows.gates import quality_gate
 from flows.judge import judge
 from flows.lineage import RUN_HOOKS, evaluate_run_name
 from flows.rollout import rollout
-from stages.evaluate import EvaluateReport, evaluation_id, evaluation_report, evaluation_rows, unrecorded
+from stages.evaluate import (
+    EvaluateReport,
+    evaluation_id,
+    evaluation_kind,
+    evaluation_report,
+    evaluation_rows,
+    unrecorded,
+)
 from stages.iterations import latest_iteration
 from webgym.config import Config, load_config
 from webgym.lake import Lake
@@ -77,5 +84,5 @@ def evaluate(checkpoint: str | None = None, iteration: int | None = None, size: 
     judge(iteration=iteration, config_path=config_path, data_dir=config.lake.data_dir)
     report = record_evals(config, iteration, rolled.trajectory_ids)
     quality_gate(config.lake.data_dir, ["evals"])
-    publish_evaluation(report)
+    publish_evaluation(report, evaluation_kind(split, checkpoint))
     return report

@@ -5,12 +5,25 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
+from typing import Literal
 
 import pandas as pd
 
 from schemas import schema_for
 from schemas.values import difficulty_band
 from webgym.stats import wilson_interval
+
+
+EvaluationKind = Literal["baseline", "test", "validation"]
+
+
+def evaluation_kind(split: str, checkpoint: str | None) -> EvaluationKind:
+    """What an evaluation measures, so that unlike ones are never shown or compared as one series: validation
+    (the promotion check, on training families), test (a checkpoint's held-out success) or baseline (held-out
+    success of the profile's own policy, no checkpoint given: the untrained starting point)."""
+    if split == "validation":
+        return "validation"
+    return "test" if checkpoint else "baseline"
 
 
 def evaluation_id(policy: str, task_ids: list[str]) -> str:

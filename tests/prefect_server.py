@@ -1,4 +1,4 @@
-"""Starting `webgym server` for a test: a free port, the Prefect API healthy and the 7 deployments
+"""Starting `webgym server` for a test: free ports, the Prefect API healthy and the 7 deployments
 registered before the test goes on, SIGTERM and the whole output collected afterwards."""
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ class RunningServer:
 
     api_url: str
     port: int
+    reports_url: str
+    """Where it serves the lake's reports folder."""
     process: subprocess.Popen
     output: str = ""
 
@@ -34,15 +36,16 @@ def webgym_server(data: Path, home: Path, profile: Path | None = None) -> Iterat
     from prefect import get_client
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    port = free_port()
+    port, reports_port = free_port(), free_port()
     api_url = f"http://127.0.0.1:{port}/api"
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
     env.update(PREFECT_HOME=str(home), COLUMNS="200")
     config = ["--config", str(profile)] if profile else []
     process = subprocess.Popen([sys.executable, "-m", "webgym.cli", *config, "--data-dir", str(data), "server",
-                                "--port", str(port), "--poll-seconds", "1"], env=env,
+                                "--port", str(port), "--reports-port", str(reports_port), "--poll-seconds", "1"],
+                               env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    server = RunningServer(api_url, port, process)
+    server = RunningServer(api_url, port, f"http://127.0.0.1:{reports_port}/", process)
     try:
         deadline = time.monotonic() + 300  # a loaded 2-core machine needs minutes
         while True:

@@ -4,6 +4,7 @@ night's report link and summary), and for a failing run its cause."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tests.flows.site_lake import lake_with_site_tasks
@@ -36,6 +37,7 @@ def test_runs_on_the_server_show_stage_logs_artifacts_and_a_failures_cause(tmp_p
             with get_client(sync_client=True) as client:
                 logs = _all_logs(client)
                 artifacts = {a.key or a.type: a for a in client.read_artifacts()}
+        report = httpx.get(f"{server.reports_url}report.html")  # the link's target, while the server runs
     assert evaluated.state.is_completed() and night.state.is_completed(), (evaluated.state, night.state)
     lines = {(log.name, log.message) for log in logs if log.level == 20}
     messages = [message for _, message in lines]
@@ -50,13 +52,15 @@ def test_runs_on_the_server_show_stage_logs_artifacts_and_a_failures_cause(tmp_p
     cause = [log.message for log in logs if log.flow_run_id == failed.id and log.level >= 40]
     assert any("no trajectories of iteration 7" in m and "`webgym rollout --iteration 7`" in m for m in cause), cause
 
-    assert artifacts["evaluation-success"].type == "table"
-    table = artifacts["evaluation-success"].data
+    assert artifacts["baseline-success"].type == "table"  # the profile's policy, no checkpoint
+    table = artifacts["baseline-success"].data
     assert '"group": "all"' in table and '"ci_low"' in table and '"difficulty_band"' in table
     assert "**1** episodes run now" in artifacts["rollout-summary"].data
     assert "**exact**: 1 success" in artifacts["judge-summary"].data
     assert artifacts["progress"].data == 100.0
-    assert f"report.html]({(tmp_path / 'reports' / 'report.html').as_uri()})" in artifacts["nightly-report"].data
+    assert f"report.html]({server.reports_url}report.html)" in artifacts["nightly-report"].data
+    assert report.status_code == 200 and "WebGym report" in report.text
+    assert f"Reports: {server.reports_url} " in server.output
     assert "no iteration run" in artifacts["nightly-summary"].data
     tracking = artifacts["nightly-tracking"].data  # the deployment run's folder, named by its start and run name
     assert f"`tensorboard --logdir {tmp_path / 'data' / 'tensorboard'}`" in tracking

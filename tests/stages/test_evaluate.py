@@ -25,3 +25,12 @@ def test_evaluation_rows_fit_the_evals_table_and_leave_unjudged_episodes_out():
     assert rows[["trajectory_id", "split", "difficulty_band", "success"]].values.tolist() == [
         ["r0", "train", "easy", True], ["r2", "test", "hard", False]]
     assert schema_for("evals").to_arrow(rows).num_rows == 2  # the lake accepts them as they are
+
+
+def test_the_kind_of_an_evaluation_follows_its_split_and_whether_a_checkpoint_was_given():
+    from stages.evaluate import evaluation_kind
+
+    assert evaluation_kind("validation", "/ckpt/it1") == "validation"
+    assert evaluation_kind("validation", None) == "validation"
+    assert evaluation_kind("test", "/ckpt/it1") == "test"
+    assert evaluation_kind("test", None) == "baseline"

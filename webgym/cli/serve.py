@@ -1,5 +1,6 @@
 """`webgym serve --checkpoint PATH` (the OpenAI-compatible server around a local checkpoint) and
-`webgym server` (the Prefect server and UI on 127.0.0.1, serving prefect.yaml's deployments locally)."""
+`webgym server` (the Prefect server and UI on 127.0.0.1, serving prefect.yaml's deployments locally, and the
+lake's reports folder over HTTP beside them)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from webgym.cli.common import config_of, config_path_of, console, err_console, e
 from webgym.config import ConfigError, served_name
 from webgym.deployments import PREFECT_YAML, DeploymentSpec, load_specs, served_deployments
 from webgym.ports import HOST, free_port
+from webgym.report_server import DEFAULT_PORT, ReportSite, report_server
 
 
 def serve_command(
@@ -119,9 +121,13 @@ def server_command(
     port: Annotated[int, typer.Option(help="Port of the API and UI on 127.0.0.1 (0: any free port).")] = 4200,
     deployments: Annotated[Path, typer.Option(help="prefect.yaml whose deployments are served.")] = PREFECT_YAML,
     poll_seconds: Annotated[float, typer.Option(help="How often the local runner looks for runs to start.")] = 5.0,
+    reports_port: Annotated[int, typer.Option(
+        help="Port on 127.0.0.1 where the lake's reports folder is served read-only, so the nightly's report "
+             "link opens from the UI (0: any free port).")] = DEFAULT_PORT,
 ) -> None:
     """Start the Prefect server and UI on 127.0.0.1 and serve prefect.yaml's deployments from this process,
-    so a run triggered from the UI, the API or its schedule executes here. Ctrl-C stops both."""
+    so a run triggered from the UI, the API or its schedule executes here; serve the lake's reports folder
+    over HTTP beside it. Ctrl-C stops all three."""
     try:
         specs = load_specs(deployments)
     except ConfigError as error:
@@ -131,6 +137,7 @@ def server_command(
     defaults = {"data_dir": config_of(ctx).lake.data_dir,
                 **({"config_path": str(Path(config_path).resolve())} if config_path else {})}
     port = port or free_port()
+    reports = _reports_dir(defaults["data_dir"])
     exit_on_sigterm()
     home = Path(os.environ["PREFECT_HOME"])
     # Served runs execute in child processes that read Prefect's settings from the environment: point
@@ -143,10 +150,31 @@ def server_command(
     os.environ.setdefault("PREFECT_TASKS_DEFAULT_PERSIST_RESULT", "false")
     os.chdir(deployments.resolve().parent)  # entrypoints are modules of the checkout beside prefect.yaml
     try:
-        _serve(specs, defaults, port, home, poll_seconds)
+        _serve(specs, defaults, port, home, poll_seconds, reports, reports_port)
     except ServerStartError as error:  # its log says why, e.g. the port is taken
         err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(1) from None
+
+
+def _reports_dir(data_dir: str) -> Path:
+    """The folder where the nightly writes the report of the lake at `data_dir` (webgym/report.py)."""
+    from webgym.lake import Lake
+    from webgym.report import default_path
+
+    return default_path(Lake(data_dir)).parent
+
+
+@contextmanager
+def _report_site(directory: Path, port: int) -> Iterator[ReportSite]:
+    """The reports folder served on `port` and exported to the flow runs this process starts."""
+    with contextlib.ExitStack() as stack:
+        try:
+            site = stack.enter_context(report_server(directory, port))
+        except OSError as error:
+            raise ServerStartError(f"cannot serve the reports on {HOST}:{port} ({error.strerror}): pass another "
+                                   "--reports-port (0: any free one)") from None
+        os.environ.update(site.env())
+        yield site
 
 
 def _runner_class() -> type:
@@ -165,11 +193,12 @@ def _runner_class() -> type:
     return SigtermStoppedRunner
 
 
-def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, home: Path, poll_seconds: float) -> None:
-    """Run the server, register the deployments and execute their runs here until stopped."""
+def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, home: Path, poll_seconds: float,
+           reports: Path, reports_port: int) -> None:
+    """Run the servers, register the deployments and execute their runs here until stopped."""
     import asyncio  # here, not at import: every other `webgym` command starts without it
 
-    with prefect_server(port, home / "server.log") as api_url:
+    with prefect_server(port, home / "server.log") as api_url, _report_site(reports, reports_port) as site:
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
         with temporary_settings(updates={PREFECT_API_URL: api_url}):
@@ -180,6 +209,8 @@ def _serve(specs: list[DeploymentSpec], defaults: dict[str, Any], port: int, hom
                 raise typer.Exit(2) from None
             console.print(f"Prefect UI: http://{HOST}:{port}   API: {api_url}   log: {home / 'server.log'}",
                           soft_wrap=True, highlight=False)
+            console.print(f"Reports: {site.url} (the folder {site.directory}, where a nightly run's report link "
+                          "points)", soft_wrap=True, highlight=False)
             for spec, deployment in zip(specs, served):
                 when = ", ".join(f"cron {s['cron']} {s.get('timezone') or ''}".rstrip() for s in spec.schedules)
                 console.print(f"  deployment {deployment.flow_name}/{deployment.name}" + (f" ({when})" if when else ""),
