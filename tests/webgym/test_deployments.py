@@ -23,10 +23,12 @@ def test_prefect_yaml_declares_every_flow_on_the_pool_it_needs_and_nightly_night
 
 
 def test_served_deployments_carry_parameters_schedules_and_the_profile_in_force(tmp_path):
-    served = {d.name: d for d in served_deployments(load_specs(), {"data_dir": str(tmp_path), "config_path": "p.yaml"})}
+    defaults = {"data_dir": str(tmp_path), "config_path": "p.yaml", "no_flow_has_this": 1}
+    served = {d.name: d for d in served_deployments(load_specs(), defaults)}
     assert served["rollout"].parameters == {"data_dir": str(tmp_path), "config_path": "p.yaml", "iteration": 0,
                                             "split": "train", "size": 32}
-    assert served["serve"].parameters == {"config_path": "p.yaml"}  # serve has no data_dir
+    # serve takes the lake too: its runs row goes there
+    assert served["serve"].parameters == {"data_dir": str(tmp_path), "config_path": "p.yaml"}
     assert [s.schedule.cron for s in served["nightly"].schedules] == ["0 2 * * *"]
     assert served["judge"].schedules == []
     assert "checkpoint" in served["serve"]._parameter_openapi_schema.required
