@@ -90,9 +90,17 @@ class _Mlflow:
         except ImportError:
             raise ConfigError("tracking.mlflow_uri is set but MLflow is not installed: pip install -e '.[mlflow]' "
                               "(mlflow-skinny), or set tracking.mlflow_uri: null") from None
+        from mlflow.exceptions import MlflowException
+
         self.uri = str(settings.mlflow_uri)
-        self.client = MlflowClient(tracking_uri=self.uri)
-        found = self.client.get_experiment_by_name(settings.mlflow_experiment)
+        try:
+            self.client = MlflowClient(tracking_uri=self.uri)
+            found = self.client.get_experiment_by_name(settings.mlflow_experiment)
+        except MlflowException as refused:  # MLflow 3 refuses a folder store unless MLFLOW_ALLOW_FILE_STORE
+            first = str(refused).split(". ")[0]
+            raise ConfigError(f"tracking.mlflow_uri {self.uri!r}: MLflow refuses this store ({first}). Use "
+                              "sqlite:////abs/path/mlflow.db (a local file, offline), a tracking server's http:// "
+                              "URL, or set MLFLOW_ALLOW_FILE_STORE=true for a folder store") from None
         self.experiment_id = found.experiment_id if found else self.client.create_experiment(settings.mlflow_experiment)
 
     def start(self, run_name: str, tags: dict[str, str], scope: str, parent: str | None = None) -> _MlflowRun:

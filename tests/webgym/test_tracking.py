@@ -8,7 +8,7 @@ import pytest
 
 from tests.tensorboard_events import scalars, tags
 from webgym import PROJECT_ROOT
-from webgym.config import Config, TrackingConfig, load_config, project_path, replaced, tensorboard_dir
+from webgym.config import Config, ConfigError, TrackingConfig, load_config, project_path, replaced, tensorboard_dir
 from webgym.provenance import commit
 from webgym.tracking import FlowRunIds, current_flow_run, open_tracker
 
@@ -71,6 +71,22 @@ def test_mlflow_runs_in_a_sqlite_store_nest_each_training_under_its_night(tmp_pa
         "profile": "ci", "seed": "7", "train_seed": "3", "commit": commit()}
     stopped = client.get_run(failed.links.mlflow_run_id)
     assert stopped.info.status == "FAILED" and stopped.data.tags["mlflow.parentRunId"] == root.info.run_id
+
+
+def test_a_folder_store_is_refused_by_setting_name_unless_mlflow_allows_it_then_reads_back(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    uri = (tmp_path / "mlruns").as_uri()
+    config = _config(tmp_path, tensorboard=False, mlflow_uri=uri)
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    with pytest.raises(ConfigError, match=r"tracking.mlflow_uri .*mlruns.*sqlite:////.*MLFLOW_ALLOW_FILE_STORE=true"):
+        open_tracker(config, NIGHT)
+
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    with open_tracker(config, NIGHT) as night:
+        night.scalars({"night/heldout_success": 0.5}, step=2)
+    assert [(m.step, m.value) for m in MlflowClient(uri).get_metric_history(night.links.mlflow_run_id,
+                                                                              "night/heldout_success")] == [(2, 0.5)]
 
 
 def test_a_training_run_on_its_own_gets_a_root_run_of_its_own(tmp_path):
