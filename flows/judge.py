@@ -74,17 +74,18 @@ def list_blocked_websites(config: Config) -> list[str]:
     blocklist = lake.read_table("blocklist")
     updated = updated_blocklist(blocklist, block_evidence(episodes, flagged, tasks), config.env.block_after,
                                 config.env.unreachable_after, dt.datetime.now(dt.UTC))
+    listed = sorted(listed_websites(updated) - listed_websites(blocklist))
     if updated is not blocklist:
-        lake.replace_table("blocklist", updated, run_id="blocklist")
-    return sorted(listed_websites(updated) - listed_websites(blocklist))
+        lake.replace_table("blocklist", updated, run_id="blocklist", changed=updated["website"].isin(listed))
+    return listed
 
 
 @task(cache_policy=NO_CACHE)
 def unblock_websites(config: Config, websites: list[str]) -> None:
     """Clear listed websites (KeyError names one that is not listed); their earlier evidence no longer counts."""
     lake = Lake(config.lake.data_dir)
-    lake.replace_table("blocklist", cleared_blocklist(lake.read_table("blocklist"), websites, dt.datetime.now(dt.UTC)),
-                       run_id="unblock")
+    cleared = cleared_blocklist(lake.read_table("blocklist"), websites, dt.datetime.now(dt.UTC))
+    lake.replace_table("blocklist", cleared, run_id="unblock", changed=cleared["website"].isin(websites))
 
 
 @flow(name="judge", flow_run_name=judge_run_name, **RUN_HOOKS)

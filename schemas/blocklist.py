@@ -25,6 +25,10 @@ class BlockedWebsite(Row):
     cleared_at: dt.datetime | None = Field(
         default=None, description="When `webgym judge unblock` cleared it (UTC); null: listed, the sampler skips it. "
                                   "Only evidence seen after the clearing lists it again.")
+    flow_run_id: str | None = Field(
+        default=None, description="The Prefect flow run that last listed or cleared it (runs.flow_run_id; the table "
+                                  "is rewritten whole, so the lake stamps the rows a rewrite changes); null: changed "
+                                  "outside a flow run or before rows recorded it.")
 
 
 SCHEMA = TableSchema(

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from schemas import TABLES
-from tests.conftest import steps_frame, tasks_frame, trajectories_frame
+from tests.conftest import NOW, steps_frame, tasks_frame, trajectories_frame
 from webgym import warehouse
 from webgym.lake import lineage
 
@@ -23,7 +23,7 @@ def writing_as(monkeypatch):
 def test_every_table_a_flow_appends_to_records_the_flow_run_and_only_runs_is_keyed_by_it():
     assert {name for name, schema in TABLES.items() if schema.stamped} == {
         "seed_tasks", "duplicates", "tasks", "llm_calls", "trajectories", "steps", "judgments", "accepted",
-        "checkpoints", "promotions", "evals"}
+        "checkpoints", "promotions", "evals", "blocklist"}
     assert TABLES["runs"].keys == ("flow_run_id",) and not TABLES["runs"].stamped
 
 
@@ -49,6 +49,22 @@ def test_a_replaced_table_keeps_the_run_that_wrote_each_row(lake, writing_as):
     writing_as("split")
     lake.replace_table("tasks", lake.read_table("tasks").assign(split="test"))
     assert set(lake.read_table("tasks")["flow_run_id"]) == {"ingest"}
+
+
+def test_a_rewrite_records_its_flow_run_on_the_rows_it_changes_only(lake, writing_as):
+    from schemas.blocklist import SCHEMA
+    from stages.blocklist import cleared_blocklist
+
+    listed = SCHEMA.empty_frame().reindex(range(2)).assign(
+        website=["a.com", "b.com"], evidence="2 blocked episode(s)", first_seen=NOW, listed_at=NOW)
+    writing_as("judge-it1")
+    lake.replace_table("blocklist", listed, changed=listed["website"].notna())
+    writing_as("unblock")
+    cleared = cleared_blocklist(lake.read_table("blocklist"), ["b.com"], NOW)
+    lake.replace_table("blocklist", cleared, changed=cleared["website"] == "b.com")
+    rows = lake.read_table("blocklist").set_index("website")
+    assert rows["flow_run_id"].to_dict() == {"a.com": "judge-it1", "b.com": "unblock"}
+    assert rows["cleared_at"].notna().to_dict() == {"a.com": False, "b.com": True}
 
 
 def test_parts_written_before_the_column_read_back_null_in_tables_and_views(lake):

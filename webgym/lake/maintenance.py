@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from schemas import schema_for
+from schemas.table import FLOW_RUN_ID
 from webgym.lake.files import parquet_bytes, safe_id, stamp, try_lock
 from webgym.lake.journal import commit_dead_writers
+from webgym.lake.lineage import current_flow_run_id
 from webgym.lake.tables import Tables
 
 if TYPE_CHECKING:
@@ -67,12 +69,16 @@ class Maintenance(Tables):
             return CompactionResult(name, len(parts), len(self.parts(name)), rows, rows_after,
                                     checksum, checksum_after)
 
-    def replace_table(self, name: str, frame: pd.DataFrame, run_id: str = "run") -> str:
+    def replace_table(self, name: str, frame: pd.DataFrame, run_id: str = "run", changed: pd.Series | None = None
+                      ) -> str:
         """Make `frame` the table's whole content (one new part; the old parts go), for stages that
         rewrite rows, such as the split. Crash-safe like `compact`: the intent is written first, so
         `recover` either keeps the old parts or finishes the swap, never both or neither. Rows keep the flow run
-        that first wrote them (`flow_run_id`, as the frame carries it): rewriting rows is not writing new ones."""
+        that first wrote them (`flow_run_id`, as the frame carries it): rewriting rows is not writing new ones;
+        the rows `changed` marks (a boolean mask over `frame`) record the flow run writing now."""
         self.recover(name)
+        if changed is not None and schema_for(name).stamped:
+            frame = frame.assign(**{FLOW_RUN_ID: frame[FLOW_RUN_ID].astype(object).mask(changed, current_flow_run_id())})
         table = self.to_arrow(name, frame)
         output = self._path(name, f"part-{stamp()}-{safe_id(run_id)}-{uuid.uuid4().hex[:6]}.parquet")
         with try_lock(self._lock_path(name), wait=True):
