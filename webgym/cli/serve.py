@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from rich.markup import escape
 from webgym.cli.common import config_of, config_path_of, console, err_console, exit_on_sigterm
 from webgym.config import ConfigError, served_name
 from webgym.deployments import PREFECT_YAML, DeploymentSpec, load_specs, served_deployments
-from webgym.ports import HOST, free_port
+from webgym.ports import HOST, free_port, listening
 from webgym.report_server import DEFAULT_PORT, ReportSite, report_server
 
 
@@ -84,11 +83,8 @@ def prefect_server(port: int, log: Path, startup_timeout_s: float = 120.0) -> It
     """Run `prefect server start` on HOST:port until the block exits; yield its API URL once healthy."""
     import httpx
 
-    with socket.socket() as sock:  # else another server's health answer could pass for this one's
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            raise ServerStartError(f"port {port} on {HOST} is in use: pass another --port (0: any free one)") from None
+    if listening(port):  # else another server's health answer could pass for this one's
+        raise ServerStartError(f"port {port} on {HOST} is in use: pass another --port (0: any free one)")
     api_url = f"http://{HOST}:{port}/api"
     env = {**os.environ, "PREFECT_API_URL": api_url, "PREFECT_UI_API_URL": api_url,
            "PREFECT_SERVER_API_HOST": HOST, "PREFECT_SERVER_API_PORT": str(port)}
