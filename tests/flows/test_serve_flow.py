@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from webgym.config import ConfigError, load_config
+from webgym.lake import Lake
 from webgym.ports import free_port
 from webgym.serve import supervisor
 from webgym.serve.supervisor import ServeError
@@ -22,7 +23,7 @@ def _profile(tmp_path, command: str | None, **serve) -> str:
     settings = {"command": command, "port": free_port(), "state_dir": str(tmp_path / "serve"),
                 "startup_timeout_s": 180, "stop_grace_s": 10, **serve}
     path = tmp_path / "profile.yaml"
-    path.write_text(yaml.safe_dump({"serve": settings}))
+    path.write_text(yaml.safe_dump({"serve": settings, "lake": {"data_dir": str(tmp_path / "data")}}))  # runs rows
     return str(path)
 
 
@@ -70,6 +71,8 @@ def test_a_server_that_exits_early_fails_the_flow_with_its_log(prefect_harness, 
     with pytest.raises(ServeError, match=r"(?s)exited with code 3 .*no GPU for /models/it-7"):
         serve(checkpoint="/models/it-7", config_path=profile)
     assert supervisor.read_state(load_config(profile).serve) is None
+    [run] = Lake(load_config(profile).lake.data_dir).read_table("runs").itertuples()
+    assert (run.run_name, run.outcome) == ("serve-it-7", "failed") and "exited with code 3" in run.message
 
 
 def test_a_server_that_never_answers_is_stopped_at_the_timeout(prefect_harness, tmp_path, stop_servers):
