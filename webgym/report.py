@@ -141,7 +141,7 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
     by_band = by_band.sort_values(["x", "difficulty_band"])
     return (embedded(fig, caption)
             + table_html(table[["point", "checkpoint", "held_out", "episodes", "successes", "success_rate", "ci_low",
-                            "ci_high"]], "heldout-success")
+                            "ci_high"]], "heldout-success-by-kind")
             + table_html(by_band[["point", "difficulty_band", "episodes", "successes", "success_rate"]],
                      "heldout-success-by-band")
             + listed)
@@ -240,7 +240,7 @@ def checkpoints(con: duckdb.DuckDBPyConnection) -> str:
         return no_data("the checkpoints table is empty")
     metrics = pd.DataFrame(frame.metrics.tolist(), index=frame.index)
     table = frame.drop(columns="metrics").join(metrics[sorted(metrics.columns)])
-    return table_html(table, "checkpoints")
+    return table_html(table, "checkpoints-table")
 
 
 def promotions(con: duckdb.DuckDBPyConnection) -> str:
@@ -252,7 +252,7 @@ def promotions(con: duckdb.DuckDBPyConnection) -> str:
         return no_data("no promotion decision in the promotions table (nightly.validation_tasks 0)")
     return ("<p class=\"meta\">Each new checkpoint's greedy success on the validation split (training families, "
             "never trained on) against the served checkpoint's on the same tasks: a checkpoint that validates "
-            "worse is kept back and the served policy stays. Table promotions.</p>" + table_html(frame, "promotions"))
+            "worse is kept back and the served policy stays. Table promotions.</p>" + table_html(frame, "promotions-table"))
 
 
 def table_rows(con: duckdb.DuckDBPyConnection) -> str:
@@ -274,7 +274,7 @@ def runs(con: duckdb.DuckDBPyConnection) -> str:
         return no_data("no flow run in the runs table (a lake written before runs were recorded, or outside Prefect)")
     return ("<p class=\"meta\">Each run of its own (a nightly, or a stage run by hand) with its own profile, "
             "policy.seed and commit; its stages are its subflows (view run_ancestors). Table runs.</p>"
-            + table_html(frame, "runs"))
+            + table_html(frame, "runs-table"))
 
 
 def provenance(con: duckdb.DuckDBPyConnection) -> str:

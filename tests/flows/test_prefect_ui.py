@@ -70,7 +70,7 @@ def test_a_nightly_run_from_the_ui_logs_live_and_its_report_link_opens_the_repor
         with page.context.expect_page() as opened:  # the link opens a new tab
             link.click()
         report = opened.value
-        heldout = report.locator("table#heldout-success")
+        heldout = report.locator("table#heldout-success-by-kind")
         expect(heldout).to_contain_text("success_rate")
         cells = heldout.locator("tbody tr").first.locator("td").all_inner_texts()
         assert cells[0] == "it0 warm start" and cells[2] == "all" and 0.0 <= float(cells[5]) <= 1.0, cells

@@ -45,6 +45,7 @@ class ReportParser(HTMLParser):
         self.text: dict[str, str] = {}
         self.tables: dict[str, list[list[str]]] = {}
         self.scripts = 0
+        self.ids: list[str] = []
         self.provenance = ""
         self._provenance = False
         self._section: str | None = None
@@ -53,6 +54,8 @@ class ReportParser(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        if "id" in attrs:
+            self.ids.append(attrs["id"])
         if tag == "section":
             self._section = attrs["id"]
             self.images[self._section], self.text[self._section] = [], ""
@@ -163,6 +166,7 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
     report = _parse(out)
 
     assert report.scripts == 0
+    assert len(report.ids) == len(set(report.ids))  # every anchor and table id names one element
     for section in PLOT_SECTIONS:
         assert len(report.images[section]) == 1, section
         source = report.images[section][0]
@@ -170,7 +174,7 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
         assert base64.b64decode(source.split(",", 1)[1]).startswith(PNG_MAGIC), section
     assert not any("no data yet" in text for text in report.text.values())
 
-    heldout = _records(report.tables["heldout-success"])
+    heldout = _records(report.tables["heldout-success-by-kind"])
     assert [(r["point"], r["held_out"], r["episodes"], r["successes"]) for r in heldout] == [
         ("untrained", "all", "4", "0"), ("untrained", "family", "2", "0"), ("untrained", "site", "2", "0"),
         ("it0 warm start", "all", "4", "1"), ("it0 warm start", "family", "2", "0"), ("it0 warm start", "site", "2", "1"),
@@ -200,9 +204,9 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
         "train": ("2", "1"), "test": ("2", "2")}
     assert {r["purpose"]: r["calls"] for r in _records(report.tables["llm-cost-by-purpose"])} == {
         "judge-facts": "1", "rubric": "2"}
-    assert [(r["checkpoint_id"], float(r["train/loss"])) for r in _records(report.tables["checkpoints"])] == [
+    assert [(r["checkpoint_id"], float(r["train/loss"])) for r in _records(report.tables["checkpoints-table"])] == [
         ("ck0", 2.0), ("ck1", 1.0), ("ck2", 0.0)]
-    assert [(r["checkpoint_id"], r["promoted"]) for r in _records(report.tables["promotions"])] == [
+    assert [(r["checkpoint_id"], r["promoted"]) for r in _records(report.tables["promotions-table"])] == [
         ("ck0", "True"), ("ck1", "True"), ("ck2", "False")]
     assert {r["table_name"]: r["row_count"] for r in _records(report.tables["table-rows"])}["trajectories"] == "20"
 
@@ -225,7 +229,7 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
     assert re.fullmatch(rf"profile ci · seed 3 · commit abc123 \({len(NIGHT)} flow runs\) · lake {re.escape(lake.root)} · "
                         r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", report.provenance)
     assert [(r["run_name"], r["flow_run_id"], r["profile"], r["seed"], r["commit"], r["outcome"])
-            for r in _records(report.tables["runs"])] == [("nightly-ci", "n", "ci", "3", "abc123", "completed")]
+            for r in _records(report.tables["runs-table"])] == [("nightly-ci", "n", "ci", "3", "abc123", "completed")]
 
 
 def test_empty_lake_gives_no_data_sections_at_the_default_path(lake, tmp_path):
