@@ -39,11 +39,12 @@ figure { margin: 1em 0; } img { max-width: 100%; }
 figcaption, .meta { color: #555; font-size: 0.9em; }
 .table { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
-th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; max-width: 24em; overflow-wrap: anywhere; }
+th, td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; max-width: 24em; overflow-wrap: break-word; }
 td.num { overflow-wrap: normal; white-space: nowrap; }
 .no-data { color: #a60; font-style: italic; }
 """
-"""Tables never widen the page: long text cells (paths, ids) wrap, numbers and times never split (td.num), and a
+"""Tables never widen the page: a long text cell (a path, an id) breaks only where it would overflow its column, words
+and numbers size the columns first (break-word, not anywhere), numbers and times never split (td.num), and a
 table still too wide scrolls in its box."""
 
 
