@@ -46,6 +46,7 @@ def test_a_nightly_run_from_the_ui_logs_live_and_its_report_link_opens_the_repor
         browser = playwright.chromium.launch(executable_path=chromium_executable(playwright),
                                              args=[*CHROMIUM_FLAGS, f"--host-resolver-rules={host_rules(None)}"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(120_000)  # the UI's pages load slowly on a busy 2-core machine
         page.goto(server.api_url.removesuffix("/api") + "/deployments")
         page.get_by_role("link", name="nightly", exact=True).first.click()
         page.get_by_role("button", name="Run", exact=True).click()

@@ -286,6 +286,6 @@ def test_a_night_without_training_signal_is_its_own_point_named_by_the_policy_it
         task_id="t4", difficulty_band="easy", success=i == 0, evaluated_at=start) for i in range(2)]))
     out = tmp_path / "night.html"
     assert runner.invoke(app, ["--data-dir", lake.root, "report", "--out", str(out)]).exit_code == 0
-    heldout = _records(_parse(out).tables["heldout-success"])
+    heldout = _records(_parse(out).tables["heldout-success-by-kind"])
     assert [(r["point"], r["episodes"]) for r in heldout if r["held_out"] == "all"] == [
         ("untrained", "4"), ("it0 warm start", "4"), ("it1", "4"), ("it2 kept it1", "4"), ("it3 no signal, it1", "2")]
