@@ -104,6 +104,19 @@ def steps_frame() -> pd.DataFrame:
     ])
 
 
+@pytest.fixture(autouse=True)
+def project_lake_untouched():
+    """Fail a test that wrote into the project's own lake (data/): a test's profile that names no lake of its own
+    reaches the user's."""
+    from webgym import PROJECT_ROOT
+
+    data = PROJECT_ROOT / "data"
+    before = set(os.listdir(data)) if data.exists() else set()
+    yield
+    added = sorted((set(os.listdir(data)) if data.exists() else set()) - before)
+    assert not added, f"tests wrote into the project's lake {data}: {added}"
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     """One Prefect test server for the whole session (it takes seconds to start), for every flow test."""

@@ -32,8 +32,8 @@ def _webgym(lake, *args: str):
 
 @pytest.mark.parametrize("command", [[], ["sql"], ["quality"], ["init"], ["nightly"], ["lake", "compact"],
                                      ["lake", "recover"], ["warehouse", "build"]])
-def test_every_subcommand_has_help(command):
-    result = runner.invoke(app, [*command, "--help"])
+def test_every_subcommand_has_help(command, tmp_path):
+    result = runner.invoke(app, ["--data-dir", str(tmp_path), *command, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output
 
