@@ -88,16 +88,17 @@ def test_template_text_names_every_kept_fact():
 def test_cli_plan_prints_json_and_reports_a_bad_rubric(tmp_path):
     good = tmp_path / "rubric.json"
     good.write_text(json.dumps(rubric(2, 3, 4)))
-    result = CliRunner().invoke(app, ["taskset", "plan", str(good)])
+    lake = ["--data-dir", str(tmp_path / "data")]  # taskset commands hold the lake's writer lock
+    result = CliRunner().invoke(app, [*lake, "taskset", "plan", str(good)])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == [{"groups": [1], "difficulty": 3}, {"groups": [2], "difficulty": 4},
                                          {"groups": [0, 1], "difficulty": 5}, {"groups": [0, 2], "difficulty": 6},
                                          {"groups": [1, 2], "difficulty": 7}]
-    capped = CliRunner().invoke(app, ["taskset", "plan", str(good), "--cap", "2"])
+    capped = CliRunner().invoke(app, [*lake, "taskset", "plan", str(good), "--cap", "2"])
     assert len(json.loads(capped.output)) == 2
     bad = tmp_path / "bad.json"
     bad.write_text('{"groups": [{"description": "x"}]}')
-    failed = CliRunner().invoke(app, ["taskset", "plan", str(bad)])
+    failed = CliRunner().invoke(app, [*lake, "taskset", "plan", str(bad)])
     output = " ".join(failed.output.split())
     assert failed.exit_code == 2 and "is not a rubric (groups.0.facts: Field required)" in output
 
