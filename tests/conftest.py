@@ -113,9 +113,7 @@ def project_lake_untouched():
     data = PROJECT_ROOT / "data"
     before = set(os.listdir(data)) if data.exists() else set()
     yield
-    # Left aside: the empty lock file a writing command's --help creates under CliRunner, whose sys.argv lacks
-    # the --help that keeps a user's `webgym COMMAND --help` from taking the writer lock.
-    added = sorted((set(os.listdir(data)) if data.exists() else set()) - before - {"_writer.lock"})
+    added = sorted((set(os.listdir(data)) if data.exists() else set()) - before)
     assert not added, f"tests wrote into the project's lake {data}: {added}"
 
 

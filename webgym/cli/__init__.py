@@ -93,24 +93,6 @@ def main(
     except ConfigError as error:
         err_console.print(f"[red]{escape(str(error))}[/red]")
         raise typer.Exit(2) from None
-    if ctx.invoked_subcommand in WRITING_COMMANDS and "--help" not in sys.argv:  # help writes nothing
-        _hold_writer_lock(ctx, ctx.invoked_subcommand)
-
-
-WRITING_COMMANDS = frozenset({"ingest", "taskset", "rollout", "judge", "train", "evaluate", "nightly", "lake"})
-"""Commands (and command groups) that write the lake: one at a time per lake (Lake.writing)."""
-
-
-def _hold_writer_lock(ctx: typer.Context, command: str) -> None:
-    """Take the lake's writer lock for the rest of the command; exit 75 (try again later) naming the holder."""
-    from webgym.lake import Lake
-    from webgym.lake.files import LakeBusy
-
-    try:
-        ctx.with_resource(Lake(ctx.obj["config"].lake.data_dir).writing(command))
-    except LakeBusy as error:
-        err_console.print(f"[red]{escape(str(error))}[/red]")
-        raise typer.Exit(75) from None
 
 
 def _setting_errors(kind: type[Exception] = ConfigError) -> set[str]:

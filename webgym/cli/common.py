@@ -4,13 +4,14 @@ printing a table in the chosen format."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -69,6 +70,36 @@ def lake_of(ctx: typer.Context, must_exist: bool = False) -> Lake:
                           "or pass --data-dir")
         raise typer.Exit(2)
     return lake
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def writes_lake(command: Callable[P, R]) -> Callable[P, R]:
+    """Mark a command that writes the lake: it holds the lake's writer lock while it runs (Lake.writing), and a
+    second writer on the same lake exits 75 (try again later) naming the holder. The lock is taken when the
+    command's body starts, after its options were parsed, so `--help` and read-only commands never take it. The
+    command takes the context as `ctx` (Typer passes every parameter by name)."""
+
+    @functools.wraps(command)
+    def holding(*args: P.args, **kwargs: P.kwargs) -> R:
+        from webgym.lake import Lake
+        from webgym.lake.files import LakeBusy
+
+        ctx: typer.Context = kwargs["ctx"]  # type: ignore[assignment]
+        names, outer = [], ctx
+        while outer.parent is not None:  # "judge run", without the program's own name
+            names.insert(0, outer.info_name)
+            outer = outer.parent
+        try:
+            ctx.with_resource(Lake(outer.obj["config"].lake.data_dir).writing(" ".join(names)))
+        except LakeBusy as error:
+            err_console.print(f"[red]{escape(str(error))}[/red]")
+            raise typer.Exit(75) from None
+        return command(*args, **kwargs)
+
+    return holding
 
 
 def print_rows(columns: Sequence[str], rows: Sequence[Sequence[Any]], output: OutputFormat) -> None:

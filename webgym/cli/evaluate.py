@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from webgym.cli.common import config_of, config_path_of, console
+from webgym.cli.common import config_of, config_path_of, console, writes_lake
 
 
 def _table(title: str, rows: list[dict], column: str) -> Table:
@@ -23,6 +23,7 @@ def _table(title: str, rows: list[dict], column: str) -> Table:
     return table
 
 
+@writes_lake
 def evaluate_command(
     ctx: typer.Context,
     checkpoint: Annotated[str | None, typer.Option(

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from webgym.cli.common import OutputFormat, config_of, config_path_of, console, err_console, lake_of, print_frame
+from webgym.cli.common import (OutputFormat, config_of, config_path_of, console, err_console, lake_of, print_frame,
+                               writes_lake)
 
 judge_app = typer.Typer(help="Judge trajectories (rule gates, exact verifier, reference answers, LLM judges), "
                              "measure the judges against human labels, and show or clear the blocklist.",
@@ -19,6 +20,7 @@ JUDGE_NAMES = "exact, reference, rubric, webjudge, task_only"
 
 
 @judge_app.command("run")
+@writes_lake
 def run(
     ctx: typer.Context,
     iteration: Annotated[int, typer.Option(help="Training iteration whose trajectories are judged.")],
@@ -70,6 +72,7 @@ def blocklist(
 
 
 @judge_app.command()
+@writes_lake
 def unblock(
     ctx: typer.Context,
     websites: Annotated[list[str], typer.Argument(help="Listed websites (host names) to clear.")],

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from webgym.cli.common import config_of, console, err_console, lake_of
+from webgym.cli.common import config_of, console, err_console, lake_of, writes_lake
 from webgym.config import warehouse_path
 
 lake_app = typer.Typer(help="Maintain the Parquet lake.", no_args_is_help=True)
@@ -35,6 +35,7 @@ def quality(
     console.print(f"[green]all data-quality suites passed[/green] ({', '.join(tables or ['all tables'])})")
 
 
+@writes_lake
 def init(ctx: typer.Context) -> None:
     """Create the lake's tables and warehouse.duckdb (idempotent)."""
     from webgym import warehouse
@@ -47,6 +48,7 @@ def init(ctx: typer.Context) -> None:
 
 
 @lake_app.command("compact")
+@writes_lake
 def lake_compact(
     ctx: typer.Context,
     tables: Annotated[list[str] | None, typer.Argument(help="Tables to compact (default: all).")] = None,
@@ -71,6 +73,7 @@ def lake_compact(
 
 
 @lake_app.command("recover")
+@writes_lake
 def lake_recover(ctx: typer.Context) -> None:
     """Commit what crashed writers journaled and finish interrupted compactions."""
     rows = lake_of(ctx, must_exist=True).recover()
@@ -78,6 +81,7 @@ def lake_recover(ctx: typer.Context) -> None:
 
 
 @lake_app.command("repair")
+@writes_lake
 def lake_repair(
     ctx: typer.Context,
     tables: Annotated[list[str] | None, typer.Argument(help="Tables to repair (default: all).")] = None,

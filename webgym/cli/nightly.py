@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from webgym.cli.common import config_of, config_path_of, console, exit_on_sigterm
+from webgym.cli.common import config_of, config_path_of, console, exit_on_sigterm, writes_lake
 from webgym.prefect_env import api_starting
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ def held_out(report: EvaluateReport) -> str:
     return f"{report.success_rate:.1%} [{low:.1%}, {high:.1%}] on {report.episodes} episodes ({kinds})"
 
 
+@writes_lake
 def nightly(
     ctx: typer.Context,
     iterations: Annotated[int | None, typer.Option(help="Iterations this run (default: the profile's).")] = None,

@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from webgym.cli.common import config_of, config_path_of, console
+from webgym.cli.common import config_of, config_path_of, console, writes_lake
 from webgym.config import project_path
 
 
+@writes_lake
 def rollout_command(
     ctx: typer.Context,
     iteration: Annotated[int, typer.Option(help="Iteration the episodes belong to (reruns skip finished ones).")] = 0,

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from stages.ingest import ADAPTERS
 from webgym.cli.common import (OutputFormat, config_of, config_path_of, console, err_console, lake_of,
-                               print_frame)
+                               print_frame, writes_lake)
 from webgym.config import replaced
 
 if TYPE_CHECKING:
@@ -80,6 +80,7 @@ def ingest_exit_code(reports: list[FileReport]) -> int:
     return 1 if any(r.bad for r in reports) else 0
 
 
+@writes_lake
 def ingest(
     ctx: typer.Context,
     paths: Annotated[list[Path], typer.Argument(help="Task files (and, for WebVoyager, its answer file).",
@@ -127,6 +128,7 @@ def ingest(
 
 
 @taskset_app.command()
+@writes_lake
 def dedup(
     ctx: typer.Context,
     threshold: Annotated[float | None, typer.Option(help="Override taskset.dedup.threshold.")] = None,
@@ -149,6 +151,7 @@ def dedup(
 
 
 @taskset_app.command()
+@writes_lake
 def annotate(ctx: typer.Context) -> None:
     """Annotate seed tasks not in tasks yet: website, domain, rubric (LLM where the source lacks them)."""
     from flows.build_taskset import annotate_seeds
@@ -163,6 +166,7 @@ def annotate(ctx: typer.Context) -> None:
 
 
 @taskset_app.command()
+@writes_lake
 def build(
     ctx: typer.Context,
     inputs: Annotated[list[Path] | None, typer.Argument(
@@ -235,6 +239,7 @@ def plan(
 
 
 @taskset_app.command()
+@writes_lake
 def decompose(ctx: typer.Context) -> None:
     """Add the decomposed tasks of every original task with a rubric not decomposed yet: texts by the LLM
     when an endpoint serves taskset.decompose.purpose, else by the template."""

@@ -9,13 +9,14 @@ from typing import Annotated, get_args
 import typer
 from rich.markup import escape
 
-from webgym.cli.common import config_of, config_path_of, console, err_console, lake_of
+from webgym.cli.common import config_of, config_path_of, console, err_console, lake_of, writes_lake
 from webgym.config import Objective
 
 SHOWN_PROBLEMS = 20
 OBJECTIVES = get_args(Objective)
 
 
+@writes_lake
 def train_command(
     ctx: typer.Context,
     iteration: Annotated[int | None, typer.Option(

@@ -68,3 +68,42 @@ def test_repair_removes_duplicated_keys_keeping_the_first(lake):
     kept = lake.read_table("trajectories").sort_values("trajectory_id")
     assert kept["trajectory_id"].tolist() == ["r0", "r1", "r2"] and set(kept["answer"]) == {"done"}
     assert _webgym(lake, "quality", "trajectories").returncode == 0
+
+
+def test_help_and_reading_commands_run_beside_a_writer_and_take_no_lock(lake, tmp_path, monkeypatch):
+    """The lock is taken when a writing command's body starts: its --help, and the commands that only read the
+    lake (`taskset plan`, `taskset stats`, `judge blocklist`), run while another command writes it."""
+    from typer.testing import CliRunner
+
+    from webgym.cli import app
+
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    lake.write_table("tasks", tasks_frame())
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text('{"groups": [{"description": "a", "facts": ["x"]}, {"description": "b", "facts": ["y"]}]}')
+    runner = CliRunner()
+    with lake.writing("rollout"):
+        for args in (["rollout", "--help"], ["judge", "run", "--help"], ["lake", "compact", "--help"],
+                     ["taskset", "plan", str(rubric)], ["taskset", "stats"], ["judge", "blocklist"]):
+            done = runner.invoke(app, ["--data-dir", lake.root, *args])
+            assert done.exit_code == 0, (args, done.output)
+        refused = runner.invoke(app, ["--data-dir", lake.root, "taskset", "dedup"])
+        assert refused.exit_code == 75 and "(webgym rollout)" in refused.output
+    fresh = tmp_path / "fresh"
+    assert runner.invoke(app, ["--data-dir", str(fresh), "nightly", "--help"]).exit_code == 0
+    assert not fresh.exists()  # a --help creates no lake and no lock file
+
+
+def test_the_holder_is_named_by_its_whole_command(lake, monkeypatch):
+    """A writer inside a group is named with its group ("lake compact"), so a refused user knows what runs."""
+    from typer.testing import CliRunner
+
+    from webgym.cli import app
+
+    monkeypatch.delenv("WEBGYM_DATA", raising=False)
+    lake.write_table("tasks", tasks_frame())
+    named, writing = [], Lake.writing
+    monkeypatch.setattr(Lake, "writing", lambda self, command: (named.append(command), writing(self, command))[1])
+    for args in (["lake", "compact"], ["taskset", "stats"], ["ingest", "--help"]):
+        assert CliRunner().invoke(app, ["--data-dir", lake.root, *args]).exit_code == 0
+    assert named == ["lake compact"]
