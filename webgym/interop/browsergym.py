@@ -24,6 +24,7 @@ browsergym-core pins playwright 1.44, the project runs 1.65: it is installed wit
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -170,9 +171,14 @@ class SiteGoalTask(AbstractBrowserTask):
         return verdict.reward if done else 0.0, done, "", {"success": verdict.success, "rationale": verdict.rationale}
 
 
+NOT_IN_GYM_ID = re.compile(r"[^\w.:-]")
+"""What gymnasium does not take in an environment's name (generated goals' ids have spaces: `search-duvet cover`)."""
+
+
 def task_id(site: str, goal: str) -> str:
-    """The BrowserGym task id of a goal; gym.make takes it after "browsergym/"."""
-    return f"{PREFIX}.{site}.{goal}"
+    """The BrowserGym task id of a goal, `webgym.<site>.<goal>` with every character gymnasium does not take in a
+    name as `_`; gym.make takes it after "browsergym/"."""
+    return NOT_IN_GYM_ID.sub("_", f"{PREFIX}.{site}.{goal}")
 
 
 def default_sites() -> dict[str, Site]:
@@ -187,15 +193,15 @@ def register(sites: World | dict[str, Site] | None = None) -> tuple[list[str], S
     """Register every goal of the sites (default: the default world's) as a BrowserGym task: the gym ids, and
     the server their episodes share (`stop()` it when done; daemon threads end with the process anyway)."""
     chosen = default_sites() if sites is None else dict(sites.sites if isinstance(sites, World) else sites)
+    goals = {(name, goal.id): task_id(name, goal.id) for name, site in chosen.items() for goal in site.spec.goals}
+    clashes = sorted(tid for tid in goals.values() if list(goals.values()).count(tid) > 1)
+    if clashes:
+        raise ValueError(f"goals whose BrowserGym ids coincide: {', '.join(dict.fromkeys(clashes))}")
     use_project_browser()
     server = SharedServer(chosen)
-    ids = []
-    for name, site in chosen.items():
-        for goal in site.spec.goals:
-            register_task(task_id(name, goal.id), SiteGoalTask,
-                          task_kwargs={"server": server, "site": name, "goal": goal.id})
-            ids.append(f"browsergym/{task_id(name, goal.id)}")
-    return ids, server
+    for (name, goal), tid in goals.items():
+        register_task(tid, SiteGoalTask, task_kwargs={"server": server, "site": name, "goal": goal})
+    return [f"browsergym/{tid}" for tid in goals.values()], server
 
 
 def browsergym_action(action: Action, viewport: dict[str, int] = VIEWPORT) -> str:

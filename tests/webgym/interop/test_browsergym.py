@@ -33,6 +33,16 @@ def test_register_makes_one_task_per_goal_and_the_project_browser_browsergyms_ow
     assert server.sites == {"mini": mini}
 
 
+def test_goal_ids_gymnasium_does_not_take_are_written_with_underscores_and_a_clash_is_refused(mini):
+    spaced = Site(parse_site(mini_spec(goals=[{**mini_spec()["goals"][1], "id": "kettle price"}]), "mini.yaml"))
+    ids, _ = register({"mini": spaced})
+    assert ids == ["browsergym/webgym.mini.kettle_price"] and gym.spec(ids[0]).id == ids[0]
+    clashing = Site(parse_site(mini_spec(goals=[{**mini_spec()["goals"][1], "id": "kettle price"},
+                                               {**mini_spec()["goals"][1], "id": "kettle_price"}]), "mini.yaml"))
+    with pytest.raises(ValueError, match="webgym.mini.kettle_price"):
+        register({"mini": clashing})
+
+
 def test_project_actions_become_browsergym_coord_and_chat_actions():
     assert browsergym_action(Action(name="click", x=12.5, y=40.0)) == "mouse_click(12.5, 40.0)"
     typed = browsergym_action(Action(name="type", text="red mug\n", x=10.0, y=20.0)).splitlines()
