@@ -19,6 +19,8 @@ from browsergym.core.action.highlevel import HighLevelActionSet  # noqa: E402
 from webgym.interop.browsergym import (  # noqa: E402
     ProjectPlaywright, agent_answer, browsergym_action, oracle_actions, register)
 
+pytestmark = pytest.mark.filterwarnings("ignore:.*Overriding environment")  # the tests register the mini site again
+
 
 @pytest.fixture
 def mini() -> Site:
@@ -82,7 +84,7 @@ def _run_oracle(env, site: Site, goal: str) -> tuple[float, bool]:
 @pytest.mark.slow
 def test_an_episode_through_gym_is_judged_by_the_projects_verifier(mini):
     ids, server = register({"mini": mini})
-    coord = HighLevelActionSet(subsets=["chat", "coord"]).to_python_code
+    coord = HighLevelActionSet(subsets=["chat", "coord", "nav"]).to_python_code
     try:
         env = gym.make("browsergym/webgym.mini.buy-cheap-mug", action_mapping=coord)
         try:
@@ -93,6 +95,8 @@ def test_an_episode_through_gym_is_judged_by_the_projects_verifier(mini):
             assert _run_oracle(env, mini, "buy-cheap-mug") == (1.0, True)
 
             env.reset(seed=1)  # a new session: the cart is empty again
+            obs, *_ = env.step('goto("http://example.com/")')  # only the site hosts bypass the proxy that is not there
+            assert "net::ERR_PROXY_CONNECTION_FAILED" in obs["last_action_error"]
             _, reward, terminated, _, info = env.step("send_msg_to_user('Done.')")
             assert (reward, terminated, info["task_info"]["success"]) == (0.0, True, False)
         finally:
