@@ -11,21 +11,22 @@ reward 1 and done once the goal holds; done with reward 0 once the agent has ans
 Browsers. BrowserGym launches its browsers (the task's, and the chat window's) from one global Playwright;
 `register` puts a wrapper in its place that launches the project's Chromium (webgym/browser.py: Debian's build
 by executable path when Playwright has none of its own) with the project's flags and host rules: the site hosts
-of every site server started here go to that server, every other name fails to resolve, so the agent stays on
-the sites as in the project's own episodes. The site server of a registration starts with its first task and
+of every site server started here go to that server; every other host goes to a proxy that does not exist, and
+its name does not resolve, so the agent stays on the sites as in the project's own episodes. The site server of a registration starts with its first task and
 serves every episode after it; each episode's browser context is a new session on it.
 
 The oracle (webgym/sites/oracle.py) drives these environments too: `oracle_actions` turns one step of a goal's
 oracle path into BrowserGym actions of the `coord` and `chat` subsets.
 
 browsergym-core pins playwright 1.44, the project runs 1.65: it is installed without its dependencies (the
-`browsergym` extra lists the others; `scripts/setup.sh --browsergym`), docs/browsergym.md.
+`browsergym` extra lists the others; scripts/setup.sh installs both), docs/browsergym.md.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from typing import Any
 
 import browsergym.core
@@ -194,9 +195,9 @@ def register(sites: World | dict[str, Site] | None = None) -> tuple[list[str], S
     the server their episodes share (`stop()` it when done; daemon threads end with the process anyway)."""
     chosen = default_sites() if sites is None else dict(sites.sites if isinstance(sites, World) else sites)
     goals = {(name, goal.id): task_id(name, goal.id) for name, site in chosen.items() for goal in site.spec.goals}
-    clashes = sorted(tid for tid in goals.values() if list(goals.values()).count(tid) > 1)
+    clashes = sorted(tid for tid, n in Counter(goals.values()).items() if n > 1)
     if clashes:
-        raise ValueError(f"goals whose BrowserGym ids coincide: {', '.join(dict.fromkeys(clashes))}")
+        raise ValueError(f"goals whose BrowserGym ids coincide: {', '.join(clashes)}")
     use_project_browser()
     server = SharedServer(chosen)
     for (name, goal), tid in goals.items():
