@@ -15,6 +15,7 @@ browsergym_core = pytest.importorskip("browsergym.core", reason="browsergym-core
 
 import gymnasium as gym  # noqa: E402  (after the skip: browsergym's dependency)
 from browsergym.core.action.highlevel import HighLevelActionSet  # noqa: E402
+from browsergym.utils.obs import flatten_axtree_to_str, flatten_dom_to_str, prune_html  # noqa: E402
 
 from webgym.interop.browsergym import (  # noqa: E402
     ProjectPlaywright, agent_answer, browsergym_action, oracle_actions, register)
@@ -92,6 +93,9 @@ def test_an_episode_through_gym_is_judged_by_the_projects_verifier(mini):
             assert obs["goal"] == "On Mini Mart, buy two of the cheaper mug as Ada."
             assert obs["url"] == "http://mini.test/" and obs["screenshot"].shape == (720, 1280, 3)
             assert info["task_info"]["rubric"]["groups"][0]["description"] == "order"
+            # what AgentLab's agents read: the accessibility tree and the pruned DOM, with element ids
+            assert "Mini Mart" in flatten_axtree_to_str(obs["axtree_object"])
+            assert "Search" in prune_html(flatten_dom_to_str(obs["dom_object"]))
             assert _run_oracle(env, mini, "buy-cheap-mug") == (1.0, True)
 
             env.reset(seed=1)  # a new session: the cart is empty again
