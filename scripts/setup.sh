@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the project needs on a Debian machine: Chromium and its headless shell, a .venv with
-# the CPU torch build and the project (with the train and test extras). Idempotent: a second run only checks.
+# the CPU torch build and the project (with the train, test and browsergym extras). Idempotent: a second run
+# only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,7 +41,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/pip install -q -U pip
     # torch first, pinned: this exact version resolves to the CPU build here.
     .venv/bin/pip install -q -c constraints.txt torch==2.13.0
-    .venv/bin/pip install -q -c constraints.txt -e ".[train,test]"
+    .venv/bin/pip install -q -c constraints.txt -e ".[train,test,browsergym]"
+    # BrowserGym tasks of the sites (webgym/interop/browsergym.py, its tests): browsergym-core pins playwright 1.44,
+    # the project runs 1.65 (checked: it works), so it comes without its dependencies; the extra has the others.
+    .venv/bin/pip install -q -c constraints.txt --no-deps browsergym-core
     echo "$want" > "$stamp"
 fi
 echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium-headless-shell || command -v chromium))"

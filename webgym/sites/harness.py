@@ -17,24 +17,45 @@ from playwright.async_api import BrowserContext
 from webgym.sites.server import COOKIE, HARNESS_HEADER, STATE_PATH, SiteServer
 
 
+def session_of(cookies: list[dict[str, Any]]) -> str | None:
+    """The site session id among a browser context's cookies for one site; None before it has one."""
+    return next((c["value"] for c in cookies if c["name"] == COOKIE), None)
+
+
+def state_headers(server: SiteServer, host: str, session: str) -> dict[str, str]:
+    """What a state request for `session` on site `host` carries: the site, the session and the secret."""
+    return {"Host": host, "Cookie": f"{COOKIE}={session}", HARNESS_HEADER: server.secret}
+
+
+def read_snapshot(server: SiteServer, cookies: list[dict[str, Any]], host: str,
+                  timeout_s: float = 10.0) -> dict[str, Any] | None:
+    """The snapshot of the session these cookies (a sync Playwright context's) hold on site `host`; None before it
+    has one. For callers in Playwright's sync API (the BrowserGym tasks, webgym/interop/browsergym.py)."""
+    session = session_of(cookies)
+    if session is None:
+        return None
+    response = httpx.get(f"http://{server.host}:{server.port}{STATE_PATH}", headers=state_headers(server, host, session),
+                         timeout=timeout_s)
+    response.raise_for_status()
+    return response.json()
+
+
 class StateClient:
     """`await client.snapshot(context, host)` -> the session's state snapshot; `aclose()` when done."""
 
     def __init__(self, server: SiteServer, timeout_s: float = 10.0) -> None:
         self.base_url, self.timeout_s = f"http://{server.host}:{server.port}", timeout_s
-        self._secret = server.secret
+        self._server = server
         self._client: httpx.AsyncClient | None = None
 
     async def snapshot(self, context: BrowserContext, host: str) -> dict[str, Any] | None:
         """The state of the session `context` holds on site `host`; None before it has one."""
-        cookies = await context.cookies(f"http://{host}/")
-        session = next((c["value"] for c in cookies if c["name"] == COOKIE), None)
+        session = session_of(await context.cookies(f"http://{host}/"))
         if session is None:
             return None
         if self._client is None:  # created on first use, inside the event loop that uses it
             self._client = httpx.AsyncClient(base_url=self.base_url, timeout=self.timeout_s)
-        response = await self._client.get(
-            STATE_PATH, headers={"Host": host, "Cookie": f"{COOKIE}={session}", HARNESS_HEADER: self._secret})
+        response = await self._client.get(STATE_PATH, headers=state_headers(self._server, host, session))
         response.raise_for_status()
         return response.json()
 
