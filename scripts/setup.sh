@@ -41,6 +41,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     # torch first, pinned: this exact version resolves to the CPU build here.
     .venv/bin/pip install -q -c constraints.txt torch==2.13.0
     .venv/bin/pip install -q -c constraints.txt -e ".[train,test]"
+    # MiniWoB++'s task pages for tests/webgym/sites/test_miniwob.py: only the package's HTML is used
+    # (webgym/sites/miniwob.py), so not its selenium and gymnasium; `pip install ".[miniwob]"` has them.
+    .venv/bin/pip install -q -c constraints.txt --no-deps miniwob==1.1.0
     echo "$want" > "$stamp"
 fi
 echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium-headless-shell || command -v chromium))"

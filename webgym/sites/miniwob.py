@@ -1,0 +1,93 @@
+"""MiniWoB++ as an external world: its task pages, the tasks no policy here can act on, and its reward.
+
+The pages come from the `miniwob` package (Farama Foundation, MIT; the optional extra `miniwob`). Only
+its HTML folder is used, found without importing the package: its `__init__` registers gymnasium
+environments and would pull selenium and gymnasium, which the project does not need.
+
+An episode is seeded as BrowserGym seeds it: `Math.seedrandom(seed)` (core.js ships seedrandom), then
+`core.startEpisodeReal()`, so the same (task, seed) always shows the same utterance. The time limit
+of core.js (EPISODE_MAX_TIME, 10 s) is set long, as BrowserGym does, because a policy step here takes
+longer than a person's click. The reward is the task's own: core.js sets WOB_RAW_REWARD_GLOBAL (the
+reward without the time penalty) and WOB_DONE_GLOBAL when the task ends.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_TIME_MS = 24 * 3600 * 1000
+"""core.EPISODE_MAX_TIME for an episode here: a day, never reached. Not more: setTimeout fires at once
+for a delay over 2**31 - 1 ms, which would end every episode at its start."""
+
+EXCLUDED: dict[str, str] = {
+    "chase-circle": "real-time: the pointer must follow a moving circle",
+    "draw-circle": "drawing on a canvas",
+    "draw-line": "drawing on a canvas",
+    "drag-box": "dragging an element onto another",
+    "drag-circle": "dragging on a canvas",
+    "drag-cube": "dragging to rotate a cube",
+    "drag-items": "dragging to reorder a list",
+    "drag-items-grid": "dragging to reorder a grid",
+    "drag-shapes": "dragging shapes into a box",
+    "drag-shapes-2": "dragging shapes into a box",
+    "drag-single-shape": "dragging a shape into a box",
+    "drag-sort-numbers": "dragging to sort numbers",
+    "highlight-text": "selecting text by dragging",
+    "highlight-text-2": "selecting text by dragging",
+    "moving-items": "real-time: the items move while the agent decides",
+    "resize-textarea": "dragging the textarea's resize handle",
+    "simon-says": "real-time: a sequence is shown once and must be remembered while it plays",
+    "stock-market": "real-time: buy when a live price falls to a target",
+    "use-colorwheel": "picking a colour by pixel on a canvas wheel",
+    "use-colorwheel-2": "picking a colour by pixel on a canvas wheel",
+    "use-slider": "dragging a slider handle",
+    "use-slider-2": "dragging slider handles",
+}
+"""Tasks the project's actions (click, type, scroll, back) cannot do, each with the reason."""
+
+START_JS = """(seed) => {
+  Math.seedrandom(seed);
+  core.EPISODE_MAX_TIME = %d;
+  core.startEpisodeReal();
+  return core.getUtterance();
+}""" % MAX_TIME_MS
+"""Page function (Playwright `evaluate`, argument the seed): seeds and starts the episode, returns the utterance."""
+
+REWARD_JS = """() => ({
+  raw_reward: WOB_RAW_REWARD_GLOBAL,
+  reward: WOB_REWARD_GLOBAL,
+  done: WOB_DONE_GLOBAL,
+})"""
+"""Page function returning the task's own reward: the final state an episode on a MiniWoB++ page records."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The verdict on a MiniWoB++ episode: success when the raw reward is positive, the reward kept
+    as partial credit (tasks such as click-checkboxes-soft give fractions, failures give -1)."""
+
+    success: bool
+    credit: float
+    done: bool
+
+
+def html_root() -> Path:
+    """The package's `html` folder (core/, common/, miniwob/); LookupError when the extra is missing."""
+    spec = importlib.util.find_spec("miniwob")
+    if spec is None or not spec.submodule_search_locations:
+        raise LookupError("MiniWoB++ pages need the optional extra: pip install 'webgym[miniwob]'")
+    return Path(next(iter(spec.submodule_search_locations))) / "html"
+
+
+def task_names(root: Path | None = None) -> list[str]:
+    """Every MiniWoB++ task the project's actions can do, sorted: the package's pages minus EXCLUDED."""
+    pages = (root or html_root()) / "miniwob"
+    return sorted(p.stem for p in pages.glob("*.html") if p.stem not in EXCLUDED)
+
+
+def judge(state: dict) -> Outcome:
+    """The verdict on the state REWARD_JS read at the episode's end."""
+    raw = float(state.get("raw_reward") or 0.0)
+    return Outcome(success=raw > 0, credit=raw, done=bool(state.get("done")))
