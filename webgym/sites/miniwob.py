@@ -17,6 +17,10 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+HOST = "miniwob.local"
+"""The host name the site server serves the html folder under (SiteServer's `static`): pages at
+http://miniwob.local/miniwob/<task>.html, beside core/ and common/ which they load relatively."""
+
 MAX_TIME_MS = 24 * 3600 * 1000
 """core.EPISODE_MAX_TIME for an episode here: a day, never reached. Not more: setTimeout fires at once
 for a delay over 2**31 - 1 ms, which would end every episode at its start."""
@@ -79,6 +83,11 @@ def html_root() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise LookupError("MiniWoB++ pages need the optional extra: pip install 'webgym[miniwob]'")
     return Path(next(iter(spec.submodule_search_locations))) / "html"
+
+
+def page_url(task: str) -> str:
+    """The address of a task's page on the site server."""
+    return f"http://{HOST}/miniwob/{task}.html"
 
 
 def task_names(root: Path | None = None) -> list[str]:

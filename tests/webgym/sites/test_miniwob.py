@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import functools
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+import http.client
 
 import pytest
 
 from webgym.sites import miniwob
+from webgym.sites.server import SiteServer
 
 pytest.importorskip("playwright")
 
@@ -41,26 +40,39 @@ def test_judge_counts_a_positive_raw_reward_as_success_and_keeps_the_credit(stat
 
 @pytest.fixture
 def pages():
-    """The package's html folder on a local port, reached in the browser as miniwob.local."""
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(miniwob.html_root()))
-    handler.log_message = lambda *a: None
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield {"miniwob.local": f"127.0.0.1:{server.server_address[1]}"}
-    server.shutdown()
+    """The site server with no synthetic site, serving the package's html folder as miniwob.local."""
+    with SiteServer([], static={miniwob.HOST: miniwob.html_root()}) as server:
+        yield server
 
 
-async def _episodes(hosts, runs):
+def _get(server: SiteServer, path: str, host: str = miniwob.HOST) -> tuple[int, bytes]:
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=5)
+    connection.request("GET", path, headers={"Host": host})
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def test_the_site_server_serves_the_pages_under_their_host_and_nothing_outside_the_folder(pages):
+    status, body = _get(pages, "/miniwob/click-button.html")
+    assert status == 200 and b"../core/core.js" in body
+    assert _get(pages, "/core/core.js")[0] == 200
+    assert miniwob.HOST in pages.host_map()
+    for escape in ("/../../../../etc/passwd", "/%2e%2e/%2e%2e/miniwob/__init__.py", "/miniwob/nope.html", "/"):
+        assert _get(pages, escape)[0] == 404, escape
+    assert _get(pages, "/miniwob/click-button.html", host="other.test")[0] == 404
+
+
+async def _episodes(server, runs):
     from playwright.async_api import async_playwright
 
     from webgym.browser import launch_browser
 
     results = []
     async with async_playwright() as playwright:
-        browser = await launch_browser(playwright, hosts)
+        browser = await launch_browser(playwright, server.host_map())
         for task, seed, act in runs:
             page = await browser.new_page()
-            await page.goto(f"http://miniwob.local/miniwob/{task}.html")
+            await page.goto(miniwob.page_url(task))
             utterance = await page.evaluate(miniwob.START_JS, seed)
             await act(page, utterance)
             await page.wait_for_timeout(100)
