@@ -13,9 +13,13 @@ reward without the time penalty) and WOB_DONE_GLOBAL when the task ends.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HOST = "miniwob.local"
 """The host name the site server serves the html folder under (SiteServer's `static`): pages at
@@ -100,3 +104,31 @@ def judge(state: dict) -> Outcome:
     """The verdict on the state REWARD_JS read at the episode's end."""
     raw = float(state.get("raw_reward") or 0.0)
     return Outcome(success=raw > 0, credit=raw, done=bool(state.get("done")))
+
+
+async def read_utterances(browser: Any, pairs: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """Each (task, seed)'s utterance, read in a real page of `browser` (Playwright, async; its host
+    rules must map HOST to a site server serving html_root()): what a task's instruction is recorded as
+    when the task set is built. An episode started with START_JS and the same seed shows the same one."""
+    utterances = {}
+    page = await browser.new_page()
+    try:
+        for task, seed in pairs:
+            await page.goto(page_url(task))
+            utterances[(task, seed)] = await page.evaluate(START_JS, seed)
+    finally:
+        await page.close()
+    return utterances
+
+
+def task_row(task: str, seed: int, utterance: str, created_at: dt.datetime) -> dict[str, Any]:
+    """A row of the tasks table for one seeded MiniWoB++ episode: source `miniwob`, source_id
+    `<task>/<seed>`, the utterance as its text (the benchmark's own words), and the seed in its
+    evaluation block, which the episode must start with so the page matches the text."""
+    from schemas.tasks import Task
+
+    source_id = f"{task}/{seed}"
+    return Task(task_id=f"miniwob/{source_id}", source="miniwob", source_id=source_id, text=utterance,
+                text_writer="source", website=HOST, start_url=page_url(task),
+                evaluation=json.dumps({"kind": "miniwob", "task": task, "seed": seed}),
+                created_at=created_at).model_dump()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import http.client
+import json
 
 import pytest
 
@@ -104,3 +106,29 @@ def test_a_seeded_episode_rewards_the_right_click_and_not_a_wrong_one(pages):
     assert right.success and right.done and right.credit == 1.0
     assert not wrong.success and wrong.done and wrong.credit == -1.0
     assert other.success and test.success and u4
+
+
+async def _utterances(server, pairs):
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+
+    async with async_playwright() as playwright:
+        browser = await launch_browser(playwright, server.host_map())
+        try:
+            return await miniwob.read_utterances(browser, pairs)
+        finally:
+            await browser.close()
+
+
+@pytest.mark.slow
+def test_task_rows_carry_the_utterance_the_seeded_episode_shows(pages):
+    pairs = [("click-button", 3), ("enter-text", 1)]
+    utterances = asyncio.run(_utterances(pages, pairs))
+    (episode, _), = asyncio.run(_episodes(pages, [("click-button", 3, _right)]))
+    assert utterances[("click-button", 3)] == episode
+    row = miniwob.task_row("enter-text", 1, utterances[("enter-text", 1)], dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    assert (row["source"], row["source_id"], row["start_url"]) == (
+        "miniwob", "enter-text/1", "http://miniwob.local/miniwob/enter-text.html")
+    assert row["text"] == utterances[("enter-text", 1)] and "Enter" in row["text"]
+    assert json.loads(row["evaluation"]) == {"kind": "miniwob", "task": "enter-text", "seed": 1}
