@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from webgym.env.episode import Episode
 from webgym.policies.base import TaskSpec
+from webgym.sites import miniwob
 from webgym.sites.harness import StateClient
 from webgym.sites.server import SiteServer
 
@@ -27,3 +28,16 @@ class SiteStateReader:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+class MiniwobStateReader:
+    """`await reader(episode, task)` -> the MiniWoB++ task's own reward as the episode's state
+    ({"raw_reward", "reward", "done"}, judged by webgym.sites.miniwob.judge), or None for tasks
+    not on MiniWoB++'s host. Read from the page: the reward is the page's own script's, there is no
+    server state to read."""
+
+    async def __call__(self, episode: Episode, task: TaskSpec) -> dict[str, Any] | None:
+        host = task.website or urlsplit(task.start_url).hostname
+        if host != miniwob.HOST:
+            return None
+        return await episode.browsing.page.evaluate(miniwob.REWARD_JS)

@@ -132,3 +132,34 @@ def test_task_rows_carry_the_utterance_the_seeded_episode_shows(pages):
         "miniwob", "enter-text/1", "http://miniwob.local/miniwob/enter-text.html")
     assert row["text"] == utterances[("enter-text", 1)] and "Enter" in row["text"]
     assert json.loads(row["evaluation"]) == {"kind": "miniwob", "task": "enter-text", "seed": 1}
+
+
+async def _read_final_state(server, task, seed, act, spec):
+    from types import SimpleNamespace
+
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+    from webgym.rollout.site_state import MiniwobStateReader
+
+    async with async_playwright() as playwright:
+        browser = await launch_browser(playwright, server.host_map())
+        page = await browser.new_page()
+        await page.goto(miniwob.page_url(task))
+        await act(page, await page.evaluate(miniwob.START_JS, seed))
+        await page.wait_for_timeout(100)
+        state = await MiniwobStateReader()(SimpleNamespace(browsing=SimpleNamespace(page=page)), spec)
+        await browser.close()
+    return state
+
+
+@pytest.mark.slow
+def test_the_state_reader_records_the_page_reward_for_miniwob_tasks_only(pages):
+    from webgym.policies.base import TaskSpec
+
+    spec = TaskSpec(task_id="miniwob/click-button/3", text="", start_url=miniwob.page_url("click-button"),
+                    website=miniwob.HOST, source_id="click-button/3")
+    state = asyncio.run(_read_final_state(pages, "click-button", 3, _right, spec))
+    assert state["done"] and state["raw_reward"] == 1 and miniwob.judge(state).success
+    other = TaskSpec(task_id="t", text="", start_url="http://shop-a.test/", website="shop-a.test")
+    assert asyncio.run(_read_final_state(pages, "click-button", 3, _right, other)) is None
