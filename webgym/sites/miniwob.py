@@ -59,16 +59,22 @@ START_JS = """(seed) => {
   Math.seedrandom(seed);
   core.EPISODE_MAX_TIME = %d;
   core.startEpisodeReal();
+  core.startEpisode = () => {};
+  document.getElementById('reward-display').style.display = 'none';
   return core.getUtterance();
 }""" % MAX_TIME_MS
-"""Page function (Playwright `evaluate`, argument the seed): seeds and starts the episode, returns the utterance."""
+"""Page function (Playwright `evaluate`, argument the seed): seeds and starts the episode, returns the utterance.
+core.js would put a START cover over the page once the task ends, whose click starts an unseeded problem and
+resets the reward: it is disabled, so the ended task and its reward stay as they are. The scoreboard beside the task
+(last reward, time left) is hidden: the agent sees the task, as MiniWoB++'s own 160x210 crop of the page does."""
 
 REWARD_JS = """() => ({
   raw_reward: WOB_RAW_REWARD_GLOBAL,
   reward: WOB_REWARD_GLOBAL,
-  done: WOB_DONE_GLOBAL,
+  task_ended: WOB_DONE_GLOBAL,
 })"""
-"""Page function returning the task's own reward: the final state an episode on a MiniWoB++ page records."""
+"""Page function returning the task's own reward: the final state an episode on a MiniWoB++ page records
+(`task_ended`: the page ended the task, which ends the episode, as BrowserGym's `terminated`)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,7 @@ def task_names(root: Path | None = None) -> list[str]:
 def judge(state: dict) -> Outcome:
     """The verdict on the state REWARD_JS read at the episode's end."""
     raw = float(state.get("raw_reward") or 0.0)
-    return Outcome(success=raw > 0, credit=raw, done=bool(state.get("done")))
+    return Outcome(success=raw > 0, credit=raw, done=bool(state.get("task_ended")))
 
 
 async def read_utterances(browser: Any, pairs: Iterable[tuple[str, int]]) -> dict[tuple[str, int], str]:
@@ -121,6 +127,39 @@ async def read_utterances(browser: Any, pairs: Iterable[tuple[str, int]]) -> dic
     return utterances
 
 
+def unknown_tasks(tasks: Iterable[str], root: Path | None = None) -> list[str]:
+    """The names among `tasks` that are not MiniWoB++ tasks the project can do (misspelt, or EXCLUDED)."""
+    known = set(task_names(root))
+    return [t for t in tasks if t not in known]
+
+
+async def seeded_utterances(pairs: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+    """`read_utterances` in a Chromium of its own, with a site server serving the pages at HOST."""
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+    from webgym.sites.server import SiteServer
+
+    with SiteServer({}, static={HOST: html_root()}) as server:
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright, site_hosts=server.host_map())
+            try:
+                return await read_utterances(browser, pairs)
+            finally:
+                await browser.close()
+
+
+def task_id(task: str, seed: int) -> str:
+    """The tasks table's id of one seeded MiniWoB++ episode."""
+    return f"miniwob/{task}/{seed}"
+
+
+def seed_of(source_id: str) -> tuple[str, int]:
+    """(task, seed) of a MiniWoB++ task's source_id `<task>/<seed>`."""
+    task, seed = source_id.rsplit("/", 1)
+    return task, int(seed)
+
+
 def task_row(task: str, seed: int, utterance: str, created_at: dt.datetime) -> dict[str, Any]:
     """A row of the tasks table for one seeded MiniWoB++ episode: source `miniwob`, source_id
     `<task>/<seed>`, the utterance as its text (the benchmark's own words), and the seed in its
@@ -128,7 +167,7 @@ def task_row(task: str, seed: int, utterance: str, created_at: dt.datetime) -> d
     from schemas.tasks import Task
 
     source_id = f"{task}/{seed}"
-    return Task(task_id=f"miniwob/{source_id}", source="miniwob", source_id=source_id, text=utterance,
+    return Task(task_id=task_id(task, seed), source="miniwob", source_id=source_id, text=utterance,
                 text_writer="source", website=HOST, start_url=page_url(task),
                 evaluation=json.dumps({"kind": "miniwob", "task": task, "seed": seed}),
                 created_at=created_at).model_dump()

@@ -30,14 +30,14 @@ def test_task_names_of_an_empty_folder_are_none(tmp_path):
 
 
 @pytest.mark.parametrize(("state", "success", "credit"), [
-    ({"raw_reward": 1, "reward": 0.8, "done": True}, True, 1.0),
-    ({"raw_reward": 0.4, "reward": 0.3, "done": True}, True, 0.4),
-    ({"raw_reward": -1, "reward": -1, "done": True}, False, -1.0),
-    ({"raw_reward": 0, "reward": 0, "done": False}, False, 0.0),
+    ({"raw_reward": 1, "reward": 0.8, "task_ended": True}, True, 1.0),
+    ({"raw_reward": 0.4, "reward": 0.3, "task_ended": True}, True, 0.4),
+    ({"raw_reward": -1, "reward": -1, "task_ended": True}, False, -1.0),
+    ({"raw_reward": 0, "reward": 0, "task_ended": False}, False, 0.0),
 ])
 def test_judge_counts_a_positive_raw_reward_as_success_and_keeps_the_credit(state, success, credit):
     outcome = miniwob.judge(state)
-    assert (outcome.success, outcome.credit, outcome.done) == (success, credit, state["done"])
+    assert (outcome.success, outcome.credit, outcome.done) == (success, credit, state["task_ended"])
 
 
 @pytest.fixture
@@ -160,6 +160,6 @@ def test_the_state_reader_records_the_page_reward_for_miniwob_tasks_only(pages):
     spec = TaskSpec(task_id="miniwob/click-button/3", text="", start_url=miniwob.page_url("click-button"),
                     website=miniwob.HOST, source_id="click-button/3")
     state = asyncio.run(_read_final_state(pages, "click-button", 3, _right, spec))
-    assert state["done"] and state["raw_reward"] == 1 and miniwob.judge(state).success
+    assert state["task_ended"] and state["raw_reward"] == 1 and miniwob.judge(state).success
     other = TaskSpec(task_id="t", text="", start_url="http://shop-a.test/", website="shop-a.test")
     assert asyncio.run(_read_final_state(pages, "click-button", 3, _right, other)) is None
