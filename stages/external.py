@@ -31,7 +31,8 @@ def missing_miniwob_pairs(config: MiniwobConfig, task_ids: set[str]) -> list[tup
     if unknown:
         raise ConfigError(f"taskset.miniwob.tasks: not MiniWoB++ tasks the agent can do: {unknown} "
                           "(misspelt, or excluded in webgym.sites.miniwob.EXCLUDED)")
-    pairs = [(task, seed) for task in dict.fromkeys(config.tasks) for seed in range(config.seeds)]
+    seeds = range(config.first_seed, config.first_seed + config.seeds)
+    pairs = [(task, seed) for task in dict.fromkeys(config.tasks) for seed in seeds]
     return [(task, seed) for task, seed in pairs if miniwob.task_id(task, seed) not in task_ids]
 
 

@@ -37,6 +37,8 @@ def test_listed_tasks_enter_once_per_seed_with_the_utterance_read():
     again = miniwob_tasks(config, rows[["task_id"]].iloc[:3], _said)
     assert again["task_id"].tolist() == ["miniwob/enter-text/1"]
     assert miniwob_tasks(MiniwobConfig(), rows, _said).empty
+    later = miniwob_tasks(MiniwobConfig(tasks=["enter-text"], seeds=2, first_seed=100), rows, _said)
+    assert later["task_id"].tolist() == ["miniwob/enter-text/100", "miniwob/enter-text/101"]
 
 
 def test_a_task_the_agent_cannot_do_or_a_misspelt_one_is_named():

@@ -196,8 +196,9 @@ class MiniwobConfig(Section):
         default_factory=list,
         description="MiniWoB++ task names (e.g. click-button, login-user; the pages of the `miniwob` package minus "
                     "webgym.sites.miniwob.EXCLUDED); empty adds none.")
-    seeds: int = Field(default=1, ge=1, description="Seeded episodes per task (seeds 0 to seeds-1, as BrowserGym "
-                                                    "seeds them): each is a task of its own, with its own utterance.")
+    seeds: int = Field(default=1, ge=1, description="Seeded episodes per task (as BrowserGym seeds them): each is a "
+                                                    "task of its own, with its own utterance.")
+    first_seed: int = Field(default=0, ge=0, description="The first seed: seeds first_seed to first_seed + seeds - 1.")
 
 
 class TasksetConfig(Section):
