@@ -52,7 +52,8 @@ def family_of(task: str) -> str:
 
 def _webgym(profile: Path, lake: Path, *args: str) -> None:
     command = [sys.executable, "-m", "webgym.cli", "--config", str(profile), "--data-dir", str(lake), *args]
-    print("$", " ".join(command[2:]), file=sys.stderr, flush=True)
+    shown = [a for a in command[2:] if a != "--task" and not a.startswith("miniwob/")]
+    print("$", " ".join(shown), "(the tasks as --task)" if "--task" in args else "", file=sys.stderr, flush=True)
     subprocess.run(command, check=True, cwd=ROOT)
 
 
