@@ -68,13 +68,12 @@ core.js would put a START cover over the page once the task ends, whose click st
 resets the reward: it is disabled, so the ended task and its reward stay as they are. The scoreboard beside the task
 (last reward, time left) is hidden: the agent sees the task, as MiniWoB++'s own 160x210 crop of the page does."""
 
-REWARD_JS = """() => ({
-  raw_reward: WOB_RAW_REWARD_GLOBAL,
-  reward: WOB_REWARD_GLOBAL,
-  task_ended: WOB_DONE_GLOBAL,
-})"""
+REWARD_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
+  ? {raw_reward: 0, reward: 0, task_ended: false, off_task: true}
+  : {raw_reward: WOB_RAW_REWARD_GLOBAL, reward: WOB_REWARD_GLOBAL, task_ended: WOB_DONE_GLOBAL}"""
 """Page function returning the task's own reward: the final state an episode on a MiniWoB++ page records
-(`task_ended`: the page ended the task, which ends the episode, as BrowserGym's `terminated`)."""
+(`task_ended`: the page ended the task, which ends the episode, as BrowserGym's `terminated`). On a page that
+is not the task's (the agent followed a link away from it) there is no reward: `off_task`, nothing is paid."""
 
 
 @dataclass(frozen=True)

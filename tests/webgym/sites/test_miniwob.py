@@ -163,3 +163,24 @@ def test_the_state_reader_records_the_page_reward_for_miniwob_tasks_only(pages):
     assert state["task_ended"] and state["raw_reward"] == 1 and miniwob.judge(state).success
     other = TaskSpec(task_id="t", text="", start_url="http://shop-a.test/", website="shop-a.test")
     assert asyncio.run(_read_final_state(pages, "click-button", 3, _right, other)) is None
+
+
+async def _reward_off_the_task(server):
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+
+    async with async_playwright() as playwright:
+        browser = await launch_browser(playwright, server.host_map())
+        page = await browser.new_page()
+        await page.goto(f"http://{miniwob.HOST}/core/core.css")
+        state = await page.evaluate(miniwob.REWARD_JS)
+        await browser.close()
+    return state
+
+
+@pytest.mark.slow
+def test_a_page_that_is_not_the_task_has_no_reward_and_raises_nothing(pages):
+    state = asyncio.run(_reward_off_the_task(pages))
+    assert state == {"raw_reward": 0, "reward": 0, "task_ended": False, "off_task": True}
+    assert not miniwob.judge(state).success
