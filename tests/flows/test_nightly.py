@@ -70,7 +70,8 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     assert set(train[train["iteration"] == 1]["policy_version"]) == {checkpoints["checkpoint_id"].iloc[0]}
     report = Path(out.split("report: ")[1].split()[0])
     assert report.is_file() and "no data yet" not in report.read_text().split("Held-out success")[1][:2000]
-    assert "external" in report.read_text().split("Held-out success")[1]  # the external kind has its own line
+    held_out_section = report.read_text().split('<section id="heldout-success">')[1].split("</section>")[0]
+    assert held_out_section.count("<td>external</td>") == 2  # the external kind has a row per evaluation
     _assert_lineage(profile, lake)
     assert _webgym(profile, "quality").returncode == 0
     for sql in NIGHTLY_QUERIES:
