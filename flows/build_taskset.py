@@ -1,11 +1,12 @@
-"""The build_taskset flow: ingest -> dedup -> annotate -> decompose -> split, each stage gated on data quality.
+"""The build_taskset flow: ingest -> dedup -> annotate -> decompose -> external -> split, each stage gated on
+data quality.
 
 With input files it ingests those; without, it builds the embedded default task set: every goal of
 the world's synthetic sites (hand-written and generated from families, `sites.world`), whose exact
 rubrics need no LLM, split by the families and sites `taskset.split` holds out. Resumable: ingest
 skips records already in seed_tasks, dedup records only new duplicates, annotate skips seeds whose
-task is in the lake (and writes batch by batch), decompose only plans tasks not decomposed yet, and
-the split is drawn afresh over the whole table (the same draw for the same tasks and seed).
+task is in the lake (and writes batch by batch), decompose only plans tasks not decomposed yet, the external
+world's tasks (taskset.miniwob) are added once, and the split is drawn afresh over the whole table (the same draw for the same tasks and seed).
 
 The tasks below are the stages' drivers (read the lake, run the stage, write its table); the
 `webgym ingest` and `webgym taskset ...` commands call the same drivers.
@@ -27,6 +28,7 @@ from flows.lineage import RUN_HOOKS
 from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
+from stages.external import miniwob_tasks
 from stages.ingest import (FileReport, SeedTaskBatches, TaskFiles, files_by_source, publication_date,
                            seed_task_batches, task_files)
 from stages.ingest.known import CONTENT_COLUMNS
@@ -39,6 +41,7 @@ from webgym.config import Config, load_config, replaced
 from webgym.embeddings import Embedder
 from webgym.lake import Lake
 from webgym.llm.client import LLM
+from webgym.sites import miniwob
 from webgym.sites.world import world_of
 from webgym.sites.tasks import task_records
 
@@ -103,6 +106,8 @@ class TasksetReport:
     """The date staleness was judged on, and what was done: e.g. '2026-11-24, keep'."""
     decompose_llm: str = "no LLM calls"
     """The decomposed texts' LLM calls."""
+    external: int = 0
+    """MiniWoB++ test tasks added (taskset.miniwob)."""
 
 
 def _seed_identities(lake: Lake, source: str) -> Iterator[pd.DataFrame]:
@@ -259,6 +264,20 @@ def decompose_tasks(config: Config) -> DecomposeReport:
 
 
 @task(cache_policy=NO_CACHE)
+def add_external_tasks(config: Config) -> int:
+    """Add the MiniWoB++ tasks the profile lists (taskset.miniwob) that the tasks table lacks, their utterances read
+    in Chromium; the tasks added."""
+    import asyncio
+
+    lake = Lake(config.lake.data_dir)
+    tasks = lake.read_table("tasks", columns=["task_id"])
+    rows = miniwob_tasks(config.taskset.miniwob, tasks, lambda pairs: asyncio.run(miniwob.seeded_utterances(pairs)))
+    if len(rows):
+        lake.write_table("tasks", rows, run_id="external")
+    return len(rows)
+
+
+@task(cache_policy=NO_CACHE)
 def split_task_set(config: Config) -> tuple[dict[str, int], int]:
     """Draw the OOD split over the whole tasks table and rewrite it when any task's split changed (synthetic
     sites held out by family and by site from the world's site table); tasks per split, test websites."""
@@ -281,7 +300,7 @@ def _with_parameters(config: Config, test_websites: int | None, stale: str | Non
 
 
 def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: AnnotateReport, decomposed: DecomposeReport,
-                   split: tuple[dict[str, int], int]) -> TasksetReport:
+                   split: tuple[dict[str, int], int], external: int = 0) -> TasksetReport:
     """The build's figures from what each stage's driver reported."""
     return TasksetReport(
         ingested=sum(f.ingested for f in files), already_ingested=sum(f.present for f in files),
@@ -290,7 +309,7 @@ def taskset_report(files: list[FileReport], dedup: DedupReport, annotated: Annot
         decompose_llm=decomposed.llm,
         bad_records=[str(b) for f in files for b in f.bad] + [str(b) for b in annotated.bad],
         splits=split[0], test_websites=split[1], llm=annotated.llm, stale=annotated.stale,
-        stale_as_of=annotated.stale_as_of)
+        stale_as_of=annotated.stale_as_of, external=external)
 
 
 @flow(name="build_taskset", flow_run_name="build-taskset", **RUN_HOOKS)
@@ -315,9 +334,10 @@ def build_taskset(inputs: list[str] | None = None, source: str = "auto", column_
     quality_gate(lake_root, ["tasks", "llm_calls"])
     decomposed = decompose_tasks(config)
     quality_gate(lake_root, ["tasks"])
+    external = add_external_tasks(config)
     split = split_task_set(config)
     quality_gate(lake_root, ["tasks"])
-    report = taskset_report(files, duplicates, annotated, decomposed, split)
+    report = taskset_report(files, duplicates, annotated, decomposed, split, external)
     for bad in report.bad_records:
         get_run_logger().warning("bad record: %s", bad)
     for problem in report.decompose_problems:

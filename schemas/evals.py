@@ -20,8 +20,9 @@ class Eval(Row):
     checkpoint: str = Field(description="Checkpoint or policy version evaluated.")
     split: Literal["train", "validation", "test"] = Field(
         description="Split the task came from: test (the held-out headline) or validation (promotion decisions).")
-    held_out: Literal["family", "site"] | None = Field(
-        default=None, description="How the task is held out: unseen site family, or unseen site (tasks.held_out).")
+    held_out: Literal["family", "site", "external"] | None = Field(
+        default=None, description="How the task is held out: unseen site family, unseen site, or an external world "
+                                  "never trained on (tasks.held_out).")
     task_id: str = Field(description="The task (tasks.task_id).")
     difficulty_band: Literal["easy", "medium", "hard"] | None = Field(default=None, description="Band of the task.")
     domain: str | None = Field(default=None, description="Domain of the task.")

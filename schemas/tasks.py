@@ -58,10 +58,11 @@ class Task(Row):
     split: Literal["train", "validation", "test"] | None = Field(
         default=None, description="OOD split, set by the split stage: train, validation (training-family tasks never "
                                   "trained on, which decide whether a new checkpoint is promoted) or test (held out).")
-    held_out: Literal["family", "site"] | None = Field(
+    held_out: Literal["family", "site", "external"] | None = Field(
         default=None, description="How a test task is held out (split stage): with its whole site family (unseen "
-                                  "structure), or as one website (unseen data of a training family, or an unseen "
-                                  "real website); null for training tasks.")
+                                  "structure), as one website (unseen data of a training family, or an unseen "
+                                  "real website), or as a world no task of which is ever trained on (external: "
+                                  "MiniWoB++); null for training tasks.")
     family: str | None = Field(default=None, description="Site family of a synthetic site's task (the graph the site "
                                                          "instantiates); null for other sources.")
     rubric: Rubric | None = Field(default=None, description="Fact groups the judge checks.")

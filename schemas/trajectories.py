@@ -14,9 +14,10 @@ Purpose = Literal["train", "demonstration", "evaluation", "validation"]
 tasks: the warm start), an evaluation on held-out tasks, or a validation of a new checkpoint on the
 validation split (whether it is promoted). Rates never mix them."""
 
-Termination = Literal["answered", "max_steps", "parse_error", "env_error", "navigation_failed",
+Termination = Literal["answered", "task_ended", "max_steps", "parse_error", "env_error", "navigation_failed",
                       "blocked", "timeout", "policy_error", "context_overflow", "cut", "failed"]
-"""`failed`: the episode raised an unexpected error (its reason is in `error`); recorded so that one bad
+"""`task_ended`: the page ended the task itself (MiniWoB++ gives its reward), so no answer is due. `failed`: the
+episode raised an unexpected error (its reason is in `error`); recorded so that one bad
 episode never loses the others of its batch."""
 
 

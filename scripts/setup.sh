@@ -45,6 +45,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     # BrowserGym tasks of the sites (webgym/interop/browsergym.py, its tests): browsergym-core pins playwright 1.44,
     # the project runs 1.65 (checked: it works), so it comes without its dependencies; the extra has the others.
     .venv/bin/pip install -q -c constraints.txt --no-deps browsergym-core
+    # MiniWoB++'s task pages, the main job's external held-out kind (webgym/sites/miniwob.py): only the package's
+    # HTML is used, so not its selenium and gymnasium; `pip install ".[miniwob]"` has them.
+    .venv/bin/pip install -q -c constraints.txt --no-deps miniwob==1.1.0
     echo "$want" > "$stamp"
 fi
 echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium-headless-shell || command -v chromium))"

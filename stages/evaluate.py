@@ -87,7 +87,7 @@ class EvaluateReport:
 
 def evaluation_report(evals: pd.DataFrame, iteration: int, evaluation: str) -> EvaluateReport:
     """What an evaluation's evals rows say: which checkpoints acted, episodes, success overall and by
-    held-out kind (unseen family, unseen site), band and domain, each with its 95% interval."""
+    held-out kind (unseen family, unseen site, external world), band and domain, each with its 95% interval."""
     successes = int(evals["success"].sum())
     return EvaluateReport(iteration, evaluation, sorted(set(evals["checkpoint"])), len(evals),
                           successes / len(evals) if len(evals) else 0.0, wilson_interval(successes, len(evals)),

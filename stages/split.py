@@ -11,7 +11,8 @@ other task on a test website is removed, tasks without a website stay in trainin
 tasks follow their parent (those of a removed parent are removed). The validation split (training
 families, never trained on) is every task of the last `validation_instances` generated sites of each
 training family before its held-out ones, plus a seeded `validation_fraction` of the other lineages.
-`leaks` proves no website and no family held out whole is on both sides of the test line and no task
+Tasks of an external world (`EXTERNAL_SOURCES`: MiniWoB++) are all test tasks held out as `external`:
+no task of such a world is ever trained on, and the draw above never sees them. `leaks` proves no website and no family held out whole is on both sides of the test line and no task
 lineage on two splits.
 """
 
@@ -24,9 +25,12 @@ from schemas.values import WhichRevision
 from stages.revisions import chosen_revisions
 from webgym.config import SplitConfig
 
-HELD_OUT_KINDS = ("family", "site")
-"""How a test task is held out: with its whole site family, or as one website (of a training family,
-or a real website)."""
+HELD_OUT_KINDS = ("family", "site", "external")
+"""How a test task is held out: with its whole site family, as one website (of a training family, or a
+real website), or with a whole external world."""
+
+EXTERNAL_SOURCES = frozenset({"miniwob"})
+"""Sources whose every task is a test task held out as `external` (worlds this project did not write)."""
 
 
 class LeakageError(AssertionError):
@@ -154,10 +158,13 @@ def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, revisions: WhichRe
     """Every task of `tasks` with its split drawn afresh by `split_tasks` over the tasks of the chosen
     `revisions` (stages.revisions): test or train, or null for the tasks the split removes (on a test
     website but not drawn, decomposed from one of those, or of a revision the task set does not use).
-    Removed tasks stay in the table so that a rebuild knows they were annotated."""
-    kept = split_tasks(chosen_revisions(tasks, revisions).assign(split=None, held_out=None), config, sites)
-    removed = tasks[~tasks["task_id"].isin(kept["task_id"])].assign(split=None, held_out=None)
-    return pd.concat([kept, removed], ignore_index=True)
+    Removed tasks stay in the table so that a rebuild knows they were annotated. Tasks of EXTERNAL_SOURCES
+    are test tasks held out as `external`."""
+    external = tasks["source"].isin(EXTERNAL_SOURCES)
+    own = tasks[~external]
+    kept = split_tasks(chosen_revisions(own, revisions).assign(split=None, held_out=None), config, sites)
+    removed = own[~own["task_id"].isin(kept["task_id"])].assign(split=None, held_out=None)
+    return pd.concat([kept, removed, tasks[external].assign(split="test", held_out="external")], ignore_index=True)
 
 
 def same_splits(before: pd.DataFrame, after: pd.DataFrame) -> bool:

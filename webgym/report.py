@@ -127,7 +127,7 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
     caption = (f"Held-out success of every checkpoint evaluated on one task sample ({evaluation}: the same tasks "
                "and settings for every point), from the untrained policy and the warm start on: left overall and "
                "per held-out kind (family: sites of a family never trained on; site: unseen sites of training "
-               "families) with 95% Wilson intervals, right per difficulty band (easy 1-3 facts, medium 4-6, hard "
+               "families; external: MiniWoB++ pages, a world no task of which is trained on) with 95% Wilson intervals, right per difficulty band (easy 1-3 facts, medium 4-6, hard "
                "7+). Views eval_success and eval_success_by_band.")
     table = rows.merge(points[["iteration", "checkpoint", "point"]], on=["iteration", "checkpoint"])
     table = table.sort_values(["x", "held_out"])

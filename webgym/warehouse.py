@@ -105,7 +105,7 @@ STATS_VIEWS: dict[str, tuple[str, str]] = {
         ORDER BY iteration, purpose, difficulty_band"""),
     "eval_success_by_band": ("Evaluation success per evaluation, split (test: held out; validation: promotion "
                              "checks), iteration, checkpoint, held-out kind "
-                             "(family: unseen site family; site: unseen site) and band, with its 95% Wilson "
+                             "(family: unseen site family; site: unseen site; external: MiniWoB++) and band, with its 95% Wilson "
                              "interval.", """
         SELECT *, wilson_low(successes, episodes) AS ci_low, wilson_high(successes, episodes) AS ci_high
         FROM (SELECT evaluation, split, iteration, checkpoint, held_out, difficulty_band, count(*) AS episodes,

@@ -18,6 +18,7 @@ import pandas as pd
 
 from schemas.judgments import GroupVerdict, Judgment
 from schemas.rubric import Rubric
+from webgym.sites import miniwob
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,11 @@ class Episode:
     def has_checks(self) -> bool:
         """Synthetic-site task: every fact has an exact check, so the exact verifier decides."""
         return bool(self.rubric and self.rubric.groups and all(g.checks for g in self.rubric.groups))
+
+    @property
+    def on_miniwob(self) -> bool:
+        """MiniWoB++ task: its page's own reward, recorded as the final state, decides."""
+        return self.website == miniwob.HOST
 
     def history_text(self) -> str:
         return "\n".join(self.history) or "(no steps recorded)"

@@ -27,12 +27,12 @@ REASONS = {
 def gate_judgments(trajectories: pd.DataFrame, format_error_reward: float = 0.0,
                    now: dt.datetime | None = None) -> pd.DataFrame:
     """One `gate` judgment per trajectory that a rule decides (reward 0, or `format_error_reward`
-    for repeated format errors); trajectories that answered with text get no row."""
+    for repeated format errors); trajectories that answered with text, or whose page ended the task, get no row."""
     now = now or dt.datetime.now(dt.UTC)
     rows = []
     for record in trajectories.itertuples(index=False):
         answer = (record.answer or "").strip() if isinstance(record.answer, str) else ""
-        if record.termination == "answered" and answer:
+        if (record.termination == "answered" and answer) or record.termination == "task_ended":
             continue
         reason = REASONS.get(record.termination, "answered with an empty answer")
         rows.append(Judgment(

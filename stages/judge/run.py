@@ -1,7 +1,7 @@
 """The judge stage: every unjudged trajectory of an iteration, judged concurrently, journaled as it goes.
 
 Per trajectory: the rule gates first (no LLM; a gated trajectory gets nothing else), then the judges
-in verdict order, each where it fits: exact (synthetic tasks with checks), reference (an
+in verdict order, each where it fits: exact (synthetic tasks with checks, MiniWoB++ tasks), reference (an
 authoritative source answer), rubric (a rubric), webjudge and task_only. Unless told otherwise, no
 LLM call is spent once a rule-based judge (exact, reference) has reached a verdict. A failed
 verdict on a real website is checked for blocking (the flag is evidence for stages/blocklist.py).
@@ -66,7 +66,7 @@ async def _exact(episode: Episode, calls: JudgeCalls | None, config: JudgeConfig
 
 
 JUDGES: dict[str, Judge] = {judge.name: judge for judge in (
-    Judge("exact", (), lambda e: e.has_checks, _exact),
+    Judge("exact", (), lambda e: e.has_checks or e.on_miniwob, _exact),
     Judge("reference", (), lambda e: bool(e.reference_answer or e.evaluation),
           lambda e, calls, config: reference_judgment(e, calls if config.reference_equivalence else None)),
     Judge("rubric", RUBRIC_PURPOSES, lambda e: bool(e.rubric and e.rubric.n_facts),

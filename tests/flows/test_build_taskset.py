@@ -179,7 +179,12 @@ def test_without_inputs_the_profile_builds_its_world_split_by_families_and_sites
     config = load_config(profile)
     world = world_of(config.sites)
     assert f"{world.goals} seed task(s) ingested" in result.output and "0 with the LLM" in result.output
-    tasks = Lake(tmp_path / "data").read_table("tasks")
+    everything = Lake(tmp_path / "data").read_table("tasks")
+    external = everything[everything["source"] == "miniwob"]
+    assert len(external) == len(config.taskset.miniwob.tasks) == 2  # the external world's tasks, held out whole
+    assert set(external["split"]) == {"test"} and set(external["held_out"]) == {"external"}
+    assert "test held out by external 2" in result.output
+    tasks = everything[everything["source"] != "miniwob"]
     held_out = held_out_sites(world.table(), config.taskset.split)
     assert set(tasks.loc[tasks["split"] == "test", "website"]) == set(held_out)
     assert set(tasks.loc[tasks["split"] == "train", "website"]).isdisjoint(held_out)

@@ -49,8 +49,11 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     assert [dict(m)["train/epochs"] for m in checkpoints["metrics"]] == [30.0, 4.0]
     all_evals = lake.read_table("evals")
     evals = all_evals[all_evals["split"] == "test"]
-    assert sorted(evals.groupby("iteration").size().tolist()) == [16, 16]  # 8 tasks of each held-out kind
-    assert set(evals.groupby(["iteration", "held_out"]).size()) == {8} and evals["evaluation"].nunique() == 1
+    # 8 tasks of each held-out kind of the synthetic sites, and the 2 MiniWoB++ tasks of the external kind
+    assert sorted(evals.groupby("iteration").size().tolist()) == [18, 18]
+    assert evals.groupby(["iteration", "held_out"]).size().to_dict() == {
+        (i, kind): n for i in (0, 1) for kind, n in (("external", 2), ("family", 8), ("site", 8))}
+    assert evals["evaluation"].nunique() == 1
     # every checkpoint is validated on the same 4 validation tasks, never on test tasks, before it is served
     validation = all_evals[all_evals["split"] == "validation"]
     assert validation.groupby("checkpoint").size().to_dict() == dict.fromkeys(checkpoints["checkpoint_id"], 4)
@@ -67,6 +70,8 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     assert set(train[train["iteration"] == 1]["policy_version"]) == {checkpoints["checkpoint_id"].iloc[0]}
     report = Path(out.split("report: ")[1].split()[0])
     assert report.is_file() and "no data yet" not in report.read_text().split("Held-out success")[1][:2000]
+    held_out_section = report.read_text().split('<section id="heldout-success">')[1].split("</section>")[0]
+    assert held_out_section.count("<td>external</td>") == 2  # the external kind has a row per evaluation
     _assert_lineage(profile, lake)
     assert _webgym(profile, "quality").returncode == 0
     for sql in NIGHTLY_QUERIES:

@@ -16,15 +16,15 @@ from webgym.config.profile import (Config, checkpoints_dir, load_config, replace
 from webgym.config.rollout import EnvConfig, RolloutConfig
 from webgym.config.serve import ServeConfig, served_name
 from webgym.config.sites import SitesConfig, WorldConfig
-from webgym.config.taskset import (AnnotateConfig, DecomposeConfig, DedupConfig, SampleConfig, SplitConfig,
-                                   StaleConfig, TasksetConfig)
+from webgym.config.taskset import (AnnotateConfig, DecomposeConfig, DedupConfig, MiniwobConfig, SampleConfig,
+                                   SplitConfig, StaleConfig, TasksetConfig)
 from webgym.config.tracking import TrackingConfig
 from webgym.config.training import AcceptConfig, Objective, TrainConfig
 
 __all__ = [
     "AcceptConfig", "AnnotateConfig", "Config", "ConfigError", "ContextConfig", "DecomposeConfig",
     "DedupConfig", "EndpointConfig", "EnvConfig", "JudgeConfig", "JudgeName", "LLMConfig", "LakeConfig",
-    "ModelPrice", "NightlyConfig", "Objective", "PolicyConfig", "PolicyKind", "RolloutConfig", "SampleConfig",
+    "MiniwobConfig", "ModelPrice", "NightlyConfig", "Objective", "PolicyConfig", "PolicyKind", "RolloutConfig", "SampleConfig",
     "SamplingConfig", "ScorerConfig", "Section", "ServeConfig", "SitesConfig", "SplitConfig", "StaleConfig",
     "TasksetConfig",
     "TrackingConfig", "TrainConfig", "WarehouseConfig", "WorldConfig", "checkpoints_dir", "is_url", "load_config", "project_path", "replaced", "served_name",

@@ -188,6 +188,19 @@ class SampleConfig(Section):
     seed: int = Field(default=0, description="Seed of the draw; the same seed gives the same batch.")
 
 
+class MiniwobConfig(Section):
+    """MiniWoB++ as an external held-out world (webgym/sites/miniwob.py): the build adds one test task per listed
+    task and seed, held out as `external`, which every evaluation then measures and no rollout trains on."""
+
+    tasks: list[str] = Field(
+        default_factory=list,
+        description="MiniWoB++ task names (e.g. click-button, login-user; the pages of the `miniwob` package minus "
+                    "webgym.sites.miniwob.EXCLUDED); empty adds none.")
+    seeds: int = Field(default=1, ge=1, description="Seeded episodes per task (as BrowserGym seeds them): each is a "
+                                                    "task of its own, with its own utterance.")
+    first_seed: int = Field(default=0, ge=0, description="The first seed: seeds first_seed to first_seed + seeds - 1.")
+
+
 class TasksetConfig(Section):
     """Task-set construction: dedup, annotation, decomposition, stale dates, split, sampling."""
 
@@ -204,3 +217,4 @@ class TasksetConfig(Section):
     stale: StaleConfig = Field(default_factory=StaleConfig)
     split: SplitConfig = Field(default_factory=SplitConfig)
     sample: SampleConfig = Field(default_factory=SampleConfig)
+    miniwob: MiniwobConfig = Field(default_factory=MiniwobConfig)

@@ -21,8 +21,8 @@ from webgym.env.safety import UrlPolicy
 from webgym.lake import Lake
 from webgym.policies.base import Expert, Policy, TaskSpec
 from webgym.rollout.engines import failure, run_async, run_sync
-from webgym.rollout.episode_run import (EpisodeResult, EpisodeRun, EpisodeSpec, RolloutLimits, StateReader,
-                                        trajectory_id_for)
+from webgym.rollout.episode_run import (EpisodeResult, EpisodeRun, EpisodeSpec, RolloutLimits, StartHook,
+                                        StateReader, trajectory_id_for)
 from webgym.rollout.ops import OPS, OpQueues
 from webgym.rollout.record import episode_frames
 
@@ -65,9 +65,9 @@ class RolloutSummary:
 async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, lake: Lake, config: RolloutConfig,
                   env_config: EnvConfig, url_policy: UrlPolicy, read_state: StateReader | None = None,
                   run_id: str = "rollout", progress: Callable[[EpisodeResult], None] | None = None,
-                  expert: Expert | None = None) -> RolloutSummary:
+                  expert: Expert | None = None, prepare: StartHook | None = None) -> RolloutSummary:
     """Run every spec not already in the lake and record it (with the expert's label of every step, when
-    one is given); return the summary."""
+    one is given; `prepare` readies each episode's page once its start URL opened); return the summary."""
     lake.recover()
     finished = set(lake.read_table("trajectories", columns=["trajectory_id"])["trajectory_id"])
     todo = [s for s in specs if s.trajectory_id not in finished]
@@ -77,7 +77,8 @@ async def collect(specs: list[EpisodeSpec], policy: Policy, browser: Browser, la
                            config.max_calls_per_step, config.max_response_chars)
 
     def new_run(spec: EpisodeSpec) -> EpisodeRun:
-        return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state, expert)
+        return EpisodeRun(spec, browser, policy, ops, env_config, url_policy, limits, read_state, expert,
+                          prepare=prepare)
 
     started = time.monotonic()
     with lake.stream(run_id, batch_rows=config.commit_every) as writer:

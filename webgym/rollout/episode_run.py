@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 StateReader = Callable[[Episode, TaskSpec], Awaitable[dict[str, Any] | None]]
 """Reads a synthetic site's session state for the episode (None for other websites)."""
 
+StartHook = Callable[[Episode, TaskSpec], Awaitable[None]]
+"""Readies an episode's page once its start URL opened (a MiniWoB++ page is seeded and started)."""
+
 
 @dataclass(frozen=True)
 class EpisodeSpec:
@@ -150,6 +153,7 @@ class EpisodeRun:
     read_state: StateReader | None = None
     expert: Expert | None = None
     """Labels every observed state with the expert's calls (steps.expert_actions), beside the policy's own."""
+    prepare: StartHook | None = None
     attempt: int = 1
     episode: Episode | None = None
     steps: list[RecordedStep] = field(default_factory=list)
@@ -174,11 +178,13 @@ class EpisodeRun:
             self.termination, self.error = termination, error
 
     async def start(self) -> None:
-        """Open a fresh context and the start URL (navigate queue)."""
+        """Open a fresh context and the start URL, and ready the page (navigate queue)."""
         self.episode = await Episode(self.browser, self.env_config, self.url_policy).__aenter__()
         try:
             async with self.ops.use("navigate") as timer:
                 await self.episode.open(self.spec.task.start_url)
+                if self.prepare is not None:
+                    await self.prepare(self.episode, self.spec.task)
             self._latency = {"navigate_s": timer.seconds}
         except NavigationFailed as error:
             self.end("navigation_failed", str(error))
@@ -245,6 +251,8 @@ class EpisodeRun:
         await self._check_blocked()
         if self.episode.answer is not None:
             self.end("answered")
+        elif state is not None and state.get("task_ended") is True:
+            self.end("task_ended")
         elif self.parse_errors_in_a_row >= self.limits.max_parse_errors:
             self.end("parse_error", output.parse_error)
         elif len(self.steps) >= self.spec.horizon:

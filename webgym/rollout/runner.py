@@ -1,7 +1,7 @@
 """One rollout shard end to end: tasks in, trajectories and steps in the lake out.
 
-Starts what the shard's tasks need (a site server on a free port for synthetic tasks, Chromium
-mapped to it, the configured policy), runs `collect`, and logs periodic counts: episodes done,
+Starts what the shard's tasks need (a site server on a free port for synthetic tasks, serving
+MiniWoB++'s pages too for its tasks, Chromium mapped to it, the configured policy), runs `collect`, and logs periodic counts: episodes done,
 steps per second, and success so far (exact verdicts for synthetic tasks, answered otherwise).
 A shard is self-contained, so the flow can run shards in threads, Dask or Ray workers alike.
 """
@@ -28,7 +28,8 @@ from webgym.policies.factory import open_policy
 from webgym.policies.oracle import EXPERT_MAX_STATES, SiteOracle
 from webgym.rollout.collect import RolloutSummary, collect, episode_specs
 from webgym.rollout.episode_run import EpisodeResult
-from webgym.rollout.site_state import SiteStateReader
+from webgym.rollout.site_state import MiniwobStateReader, SiteStateReader, StateReaders, start_miniwob_episode
+from webgym.sites import miniwob
 from webgym.sites.server import SiteServer
 from webgym.sites.site import Site
 from webgym.sites.world import world_of
@@ -62,6 +63,9 @@ class Progress:
         if rubric and result.final_state is not None:
             self.verified += 1
             self.successes += verify(rubric, result.final_state, result.answer).success
+        elif result.spec.task.website == miniwob.HOST and result.final_state is not None:
+            self.verified += 1
+            self.successes += miniwob.judge(result.final_state).success
         if time.monotonic() - self._last >= self.every_s or self.episodes == self.total:
             self.report()
 
@@ -109,13 +113,18 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
     # In a thread: building the world the first time replays its sites with asyncio.run, which cannot
     # run inside this event loop.
     sites = await asyncio.to_thread(_sites_for, task_list, config.sites)
+    external = any(t.website == miniwob.HOST for t in task_list)
+    static = {miniwob.HOST: miniwob.html_root()} if external else {}
     progress = Progress(f"rollout {run_key} shard {shard}", len(specs), publish=publish)
     with contextlib.ExitStack() as stack:
-        server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0)) if sites else None
-        reader = SiteStateReader(server) if server else None
+        server = stack.enter_context(SiteServer(sites, host=config.sites.host, port=0, static=static)) \
+            if sites or static else None
+        site_reader = SiteStateReader(server) if sites else None
+        reader = StateReaders(*filter(None, [site_reader, MiniwobStateReader() if external else None])) \
+            if server else None
         policy = stack.enter_context(open_policy(config.policy, config.llm, lake, sites, f"{run_key}-{shard}"))
         expert = expert_for(config, purpose, sites)
-        url_policy = UrlPolicy(site_hosts=frozenset(server.sites if server else ()),
+        url_policy = UrlPolicy(site_hosts=frozenset([*server.sites, *server.static] if server else ()),
                                allowed_hosts=frozenset(config.env.allowed_hosts),
                                allow_public=config.env.allow_public_web)
         async with async_playwright() as playwright:
@@ -127,11 +136,12 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
                 browser = await launch_browser(playwright, site_hosts=site_hosts, allow=allow)
             try:
                 summary = await collect(specs, policy, browser, lake, config.rollout, config.env, url_policy, reader,
-                                        run_id=f"{run_key}-{shard}", progress=progress, expert=expert)
+                                        run_id=f"{run_key}-{shard}", progress=progress, expert=expert,
+                                        prepare=start_miniwob_episode if external else None)
             finally:
                 await browser.close()
-                if reader is not None:
-                    await reader.aclose()
+                if site_reader is not None:
+                    await site_reader.aclose()
     if summary.skipped:  # the closing line counts what an earlier try finished
         progress.skipped = summary.skipped
         progress.report()

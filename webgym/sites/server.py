@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import mimetypes
 import re
 import secrets
 import sys
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -111,9 +113,12 @@ class _Server(ThreadingHTTPServer):
 class SiteServer:
     """Serves the given sites; use as a context manager or call start()/stop()."""
 
-    def __init__(self, sites: dict[str, Site] | list[Site], host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, sites: dict[str, Site] | list[Site], host: str = "127.0.0.1", port: int = 0,
+                 static: dict[str, Path] | None = None) -> None:
         listed = list(sites.values()) if isinstance(sites, dict) else list(sites)
         self.sites: dict[str, Site] = {site.spec.hostname: site for site in listed}
+        self.static: dict[str, Path] = {name.lower(): Path(folder).resolve() for name, folder in (static or {}).items()}
+        """Host name -> folder served read-only as plain files (pages this project did not write: MiniWoB++)."""
         self.renderers = {hostname: Renderer(site.machine) for hostname, site in self.sites.items()}
         self.sessions = Sessions()
         self.secret = secrets.token_urlsafe(32)
@@ -131,7 +136,7 @@ class SiteServer:
 
     def host_map(self) -> dict[str, str]:
         """Site host name -> 'ip:port', what the browser's host resolver rules need."""
-        return {hostname: f"{self.host}:{self.port}" for hostname in self.sites}
+        return {hostname: f"{self.host}:{self.port}" for hostname in [*self.sites, *self.static]}
 
     def start(self) -> SiteServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -204,10 +209,21 @@ def _handler(server: SiteServer) -> type[BaseHTTPRequestHandler]:
                     f"<p>Sites served here (map their host names to this server):</p><ul>{items}</ul>").encode()
             self._send(HTTPStatus.NOT_FOUND, body, "text/html; charset=utf-8")
 
+        def _file(self, folder: Path) -> None:
+            """A file of a static host's folder; a 404 for anything outside it or not a file."""
+            target = (folder / unquote(request_path(self.path)).lstrip("/")).resolve()
+            if not target.is_relative_to(folder) or not target.is_file():
+                return self._not_found()
+            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+            self._send(HTTPStatus.OK, target.read_bytes(), kind)
+
         def do_HEAD(self) -> None:
             self.do_GET()
 
         def do_GET(self) -> None:
+            folder = server.static.get((self.headers.get("Host") or "").split(":")[0].lower())
+            if folder is not None:
+                return self._file(folder)
             site = self._site()
             if site is None:
                 return self._unknown_host()

@@ -1,0 +1,101 @@
+"""MiniWoB++ as an external held-out world: its tasks enter once, are always test tasks held out as
+`external` (never trained on, never validation), are drawn as a kind of their own by evaluations, and are
+judged by the page's own reward, with no gate for not answering."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pandas as pd
+import pytest
+
+from stages.external import missing_miniwob_pairs, miniwob_tasks
+from stages.judge.episode import Episode
+from stages.judge.exact import exact_judgment
+from stages.judge.gates import gate_judgments
+from stages.sample import evaluation_batch, training_batch
+from stages.split import assigned_splits, leaks
+from tests.conftest import trajectories_frame
+from tests.stages.test_split_sample_export import universe
+from webgym.config import ConfigError, MiniwobConfig, SplitConfig
+from webgym.sites import miniwob
+
+NOW = dt.datetime(2026, 12, 4, tzinfo=dt.UTC)
+
+
+def _said(pairs):
+    return {(task, seed): f"Do {task} with seed {seed}" for task, seed in pairs}
+
+
+def test_listed_tasks_enter_once_per_seed_with_the_utterance_read():
+    config = MiniwobConfig(tasks=["click-button", "enter-text", "click-button"], seeds=2)
+    rows = miniwob_tasks(config, pd.DataFrame({"task_id": []}), _said)
+    assert rows["task_id"].tolist() == ["miniwob/click-button/0", "miniwob/click-button/1",
+                                        "miniwob/enter-text/0", "miniwob/enter-text/1"]
+    assert rows["text"].tolist()[1] == "Do click-button with seed 1" and set(rows["source"]) == {"miniwob"}
+    again = miniwob_tasks(config, rows[["task_id"]].iloc[:3], _said)
+    assert again["task_id"].tolist() == ["miniwob/enter-text/1"]
+    assert miniwob_tasks(MiniwobConfig(), rows, _said).empty
+    later = miniwob_tasks(MiniwobConfig(tasks=["enter-text"], seeds=2, first_seed=100), rows, _said)
+    assert later["task_id"].tolist() == ["miniwob/enter-text/100", "miniwob/enter-text/101"]
+
+
+def test_a_task_the_agent_cannot_do_or_a_misspelt_one_is_named():
+    with pytest.raises(ConfigError, match=r"\['drag-box', 'click-buton'\]"):
+        missing_miniwob_pairs(MiniwobConfig(tasks=["click-button", "drag-box", "click-buton"]), set())
+
+
+def _with_external(seeds: int = 2) -> pd.DataFrame:
+    said = _said([("click-button", s) for s in range(seeds)] + [("login-user", s) for s in range(seeds)])
+    external = pd.DataFrame([miniwob.task_row(t, s, text, NOW) for (t, s), text in said.items()])
+    return pd.concat([universe(), external], ignore_index=True)
+
+
+def test_external_tasks_are_always_test_tasks_held_out_as_external_and_never_trained_on():
+    tasks = _with_external()
+    for seed in range(5):
+        result = assigned_splits(tasks, SplitConfig(test_websites=3, validation_fraction=0.2, seed=seed))
+        external = result[result["source"] == "miniwob"]
+        assert len(external) == 4 and set(external["split"]) == {"test"} and set(external["held_out"]) == {"external"}
+        assert leaks(result).empty
+        train = result[result["split"] == "train"].assign(difficulty=3)
+        assert not training_batch(train, len(train), None, seed=seed)["source"].eq("miniwob").any()
+    assert miniwob.HOST not in set(result.loc[result["split"] != "test", "website"].dropna())
+
+
+def test_evaluations_draw_the_external_kind_beside_the_others():
+    result = assigned_splits(_with_external(seeds=5), SplitConfig(test_websites=3, seed=0))
+    batch = evaluation_batch(result, size=4, seed=0)
+    assert batch["held_out"].fillna("site").value_counts()["external"] == 4
+    assert batch.equals(evaluation_batch(result, size=4, seed=0))
+
+
+def _episode(state: dict | None) -> Episode:
+    return Episode(trajectory_id="r", task_id="miniwob/click-button/0", task="Click on the \"ok\" button.",
+                   website=miniwob.HOST, rubric=None, reference_answer=None,
+                   evaluation=json.dumps({"kind": "miniwob", "task": "click-button", "seed": 0}), answer=None,
+                   final_url=miniwob.page_url("click-button"),
+                   final_state=None if state is None else json.dumps(state), screenshots=(), history=())
+
+
+@pytest.mark.parametrize("state, status, success, rationale", [
+    ({"raw_reward": 1, "reward": 0.9, "task_ended": True}, "judged", True, "MiniWoB++ raw reward 1 (the task ended)"),
+    ({"raw_reward": 0.5, "reward": 0.4, "task_ended": True}, "judged", True,
+     "MiniWoB++ raw reward 0.5 (the task ended)"),
+    ({"raw_reward": -1, "reward": -1, "task_ended": True}, "judged", False, "MiniWoB++ raw reward -1 (the task ended)"),
+    ({"raw_reward": 0, "reward": 0, "task_ended": False}, "judged", False,
+     "MiniWoB++ raw reward 0 (the task had not ended)"),
+    (None, "not_evaluable", False, "no MiniWoB++ reward was recorded (the page never opened)"),
+])
+def test_the_exact_judge_pays_the_pages_own_reward_and_keeps_the_credit(state, status, success, rationale):
+    verdict = exact_judgment(_episode(state))
+    assert (verdict.status, verdict.success, verdict.reward, verdict.rationale) == (
+        status, success, 1.0 if success else 0.0, rationale)
+
+
+def test_an_episode_whose_page_ended_the_task_is_not_gated_for_not_answering():
+    trajectories = trajectories_frame()
+    trajectories.loc[0, ["termination", "answer"]] = ["task_ended", None]
+    trajectories.loc[1, ["termination", "answer"]] = ["max_steps", None]
+    assert gate_judgments(trajectories)["trajectory_id"].tolist() == ["r1"]
