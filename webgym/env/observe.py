@@ -61,6 +61,9 @@ INTERACTIVE_JS = """() => {
         if (!words || words.length > 60 || !owner || owner.closest('button, a, select, textarea, option, script, style, [role=button], [role=link]')) continue;
         const label = owner.closest('label');
         if (label && label.control && label.control !== e) continue;
+        let block = owner;  // a label is short: a word of a sentence or paragraph (an instruction) is none
+        while (block.parentElement && getComputedStyle(block).display.startsWith('inline')) block = block.parentElement;
+        if ((block.innerText || '').trim().length > 60) continue;
         const range = document.createRange();
         range.selectNodeContents(t);
         const q = range.getBoundingClientRect();
@@ -73,6 +76,12 @@ INTERACTIVE_JS = """() => {
       if (best || Array.from(box.querySelectorAll('input, textarea, select')).some(f => f !== e && isField(f))) break;
     }
     return best;
+  };
+  // An icon with no text (a trash can drawn by CSS) is named by its image's file name or its class words.
+  const icon = (e) => {
+    const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\("?([^")]*)/) || [])[1];
+    const words = [image && image.split('/').pop().split('.')[0], ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c))];
+    return [...new Set(words.filter(Boolean))].slice(0, 3).join(' ').replace(/[-_]/g, ' ');
   };
   const control = (e, field) => {
     const role = (e.getAttribute('role') || '').toLowerCase();
@@ -129,7 +138,7 @@ INTERACTIVE_JS = """() => {
     const box = toggle && wrapper && wrapper.contains(e) ? first(wrapper) : r;
     const chosen = e.tagName === 'SELECT' && e.selectedIndex >= 0 ? e.options[e.selectedIndex].text : '';
     const text = toggle && own ? own : clean(chosen || e.innerText || e.value || e.getAttribute('aria-label')
-                  || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt'));
+                  || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt') || icon(e));
     const group = e.parentElement && e.parentElement.closest('[role=radiogroup], [role=group], fieldset, nav[aria-label]');
     const legend = group && group.querySelector('legend');
     const groupName = group ? clean(group.getAttribute('aria-label') || (legend && legend.innerText)) : '';

@@ -158,7 +158,7 @@ def field_name(element: Element) -> str:
 
 def is_text_field(element: Element) -> bool:
     if element.tag == "input":
-        return (element.role or "") in TEXT_ROLES
+        return (element.role or "") in TEXT_ROLES or element.control == "textbox"
     return element.tag == "textarea" or (element.control == "textbox" and element.tag != "select")
 
 

@@ -1,0 +1,136 @@
+"""What the observation layer offers on MiniWoB++ pages: episodes a simple scripted agent completes by
+choosing among the scorer's candidates, per task.
+
+    .venv/bin/python benchmarks/miniwob_candidates.py [--seeds 10] [--task click-link ...]
+
+The agent sees what the scorer sees (the set-of-marks elements and `page_candidates`) and picks by
+rules over the utterance: fill the fields with its quoted phrases (matched to a field by the words
+before the phrase, else in order), choose a list option or click an element named in the utterance
+(or holding a name it gives, or the icon it names), open a tab not yet opened, then click the button
+the utterance names. It never reads the DOM itself,
+so a task it completes has the candidates it needs, and one it fails on a page whose candidates are
+missing shows that too. The same rules run on an older checkout (PYTHONPATH at its export) give the
+before figure; `watch_listeners` is used when the checkout has it. The task's own JavaScript reward
+decides success (raw reward > 0), as `webgym.sites.miniwob.judge` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import time
+
+from playwright.async_api import async_playwright
+
+from webgym.browser import launch_browser
+from webgym.env import observe
+from webgym.env.actions import Browsing, execute
+from webgym.policies.scorer.candidates import Candidate, phrases, page_candidates
+from webgym.sites import miniwob
+from webgym.sites.server import SiteServer
+
+TASKS = ["click-link", "email-inbox", "enter-password", "login-user", "choose-list", "click-checkboxes", "click-tab",
+         "click-button", "click-test", "enter-text", "focus-text", "click-option", "click-dialog", "click-tab-2",
+         "navigate-tree", "click-widget", "click-collapsible", "search-engine", "click-button-sequence", "enter-text-2"]
+"""The issue's 7 named tasks first, then easy ones of the same kinds."""
+MAX_STEPS = 8
+START_WAIT_MS = 300
+"""After the seeded start: icons the task drew (CSS images) load before the first observation."""
+CLICKS = ("link", "button", "option", "toggle", "submit")
+SUBMIT = re.compile(r"\b(submit|login|log in|search|ok|yes|no|cancel|close)\b", re.I)
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)}
+
+
+def pick(utterance: str, candidates: list[Candidate], done: set[str]) -> tuple[Candidate, list[str | None]] | None:
+    """The next candidate by the rules of the module docstring; None when no rule applies."""
+    found = phrases(utterance)
+    quoted = [p for p in found if p.source == "quoted"]
+    fresh = [c for c in candidates if c.key not in done]
+    fills = [c for c in fresh if c.kind == "fill"]
+    if fills and quoted:
+        fill = fills[0]
+        typed: list[str | None] = []
+        for i, element in enumerate(fill.fields):
+            name = _words(element.label or element.text)
+            match = next((p.text for p in quoted if name & _words(p.context)), None)
+            typed.append(match or quoted[min(i, len(quoted) - 1)].text)
+        return fill, typed
+    options = [c for c in fresh if getattr(c, "option", None) and c.option in utterance]
+    if options:
+        return max(options, key=lambda c: len(c.option)), []
+    named = [c for c in fresh if c.kind in CLICKS and c.target.strip()
+             and not SUBMIT.fullmatch(c.target.strip())]
+    exact = [c for c in named if any(c.target.strip() == p.text for p in quoted)]
+    listed = [c for c in named if re.search(r"(?<!\w)" + re.escape(c.target.strip()) + r"(?!\w)", utterance)]
+    holding = [c for c in named if any(p.source == "name" and len(p.text) > 3 and p.text in c.target for p in found)]
+    icon = re.search(r"(\w+) icon", utterance)
+    icons = [c for c in named if icon and icon.group(1).lower() in _words(c.target)]
+    for group in (exact, listed, holding, icons):
+        if group:
+            return max(group, key=lambda c: len(c.target)), []
+    tabs = [c for c in fresh if c.kind == "option" and "tab" in c.text.lower()]
+    if tabs:
+        return tabs[0], []
+    buttons = [c for c in fresh if c.kind in CLICKS and SUBMIT.search(c.target)
+               and SUBMIT.search(c.target).group(0).lower() in utterance.lower()]
+    return (buttons[0], []) if buttons else None
+
+
+async def episode(browser, task: str, seed: int) -> tuple[bool, int]:
+    """(success, steps taken) of one seeded episode."""
+    context = await browser.new_context(viewport={"width": 1280, "height": 720})
+    if hasattr(observe, "watch_listeners"):
+        await observe.watch_listeners(context)
+    page = await context.new_page()
+    await page.goto(miniwob.page_url(task))
+    utterance = await page.evaluate(miniwob.START_JS, seed)
+    await page.wait_for_timeout(START_WAIT_MS)
+    browsing = Browsing(context, page)
+    done: set[str] = set()
+    steps = 0
+    for steps in range(1, MAX_STEPS + 1):
+        elements, text, _ = await observe.page_state(browsing.page)
+        browsing.marks = {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
+        chosen = pick(utterance, page_candidates(elements, text), done)
+        if chosen is None:
+            break
+        candidate, typed = chosen
+        done.add(candidate.key)
+        for action in candidate.actions(typed):
+            await execute(browsing, action, 10)
+        if (await page.evaluate(miniwob.REWARD_JS))["done"]:
+            break
+    state = await page.evaluate(miniwob.REWARD_JS)
+    await context.close()
+    return miniwob.judge(state).success, steps
+
+
+async def run(tasks: list[str], seeds: int) -> None:
+    with SiteServer([], static={miniwob.HOST: miniwob.html_root()}) as server:
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright, server.host_map())
+            total = 0
+            started = time.monotonic()
+            for task in tasks:
+                results = [await episode(browser, task, seed) for seed in range(seeds)]
+                wins = sum(ok for ok, _ in results)
+                total += wins
+                print(f"{task:24s} {wins:3d}/{seeds}", flush=True)
+            print(f"{'all':24s} {total:3d}/{seeds * len(tasks)}  ({time.monotonic() - started:.0f} s)")
+            await browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10, help="Seeds 0..N-1 per task.")
+    parser.add_argument("--task", action="append", help="Only these tasks (repeatable).")
+    args = parser.parse_args()
+    asyncio.run(run(args.task or TASKS, args.seeds))
+
+
+if __name__ == "__main__":
+    main()
