@@ -31,8 +31,8 @@ class Element(Row):
                                                           "button that submits its form or layout group), link or "
                                                           "button; none for an element clickable only by script or "
                                                           "cursor.")
-    checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or aria-pressed "
-                                                           "for ARIA controls); none when it has none.")
+    checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or "
+                                                           "aria-pressed for ARIA controls); none when it has none.")
     selected: bool | None = Field(default=None, description="aria-selected (a tab, an option); none when unset.")
     expanded: bool | None = Field(default=None, description="aria-expanded (or an open <details>); none when unset.")
     options: list[str] | None = Field(default=None, description="A <select>'s or ARIA listbox's option texts, in "

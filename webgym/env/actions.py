@@ -322,7 +322,8 @@ async def select_option(browsing: Browsing, action: Action) -> str:
         if result["tag"] == "listbox":
             await browsing.page.mouse.click(result["x"], result["y"])
         name = f' "{result["name"]}"' if result["name"] else ""
-        return f"Succeed: 'select_option' chose \"{result['chosen']}\" in <{result['tag']}>{name}." + await effects.describe()
+        feedback = f"Succeed: 'select_option' chose \"{result['chosen']}\" in <{result['tag']}>{name}."
+        return feedback + await effects.describe()
 
 
 async def press_keys(browsing: Browsing, action: Action) -> str:

@@ -186,7 +186,8 @@ STATES = (("checked", "checked", "unchecked"), ("selected", "selected", ""), ("e
 
 def state_words(element: Element) -> list[str]:
     """The element's control kind and state as words: ["checkbox", "checked"]."""
-    out = [element.control] if element.control and element.control not in ("link", "button", "submit", "textbox") else []
+    plain = (None, "link", "button", "submit", "textbox")  # the candidate's kind already says these
+    out = [] if element.control in plain else [element.control]
     for name, yes, no in STATES:
         value = getattr(element, name)
         if value is not None and (yes if value else no):
