@@ -105,6 +105,19 @@ INTERACTIVE_JS = """() => {
     if (e.matches(selector)) reason.set(e, 'native');
     else if (listened(e) || typeof e.onclick === 'function') reason.set(e, 'script');
   }
+  // A scripted wrapper whose every word belongs to a control inside it (a widget's box around its checkbox
+  // and label) adds no mark: the control is clicked, and its click reaches the wrapper's listener.
+  const wordsOutsideControls = (e) => {
+    const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const inner = t.data.trim() && t.parentElement.closest('label, ' + selector);
+      if (t.data.trim() && (!inner || !e.contains(inner) || inner === e)) return true;
+    }
+    return false;
+  };
+  for (const [e, why] of reason) {
+    if (why === 'script' && e.querySelector(selector) && !wordsOutsideControls(e)) reason.delete(e);
+  }
   const holds = new Set();
   for (const e of reason.keys()) for (let p = e.parentElement; p && !holds.has(p); p = p.parentElement) holds.add(p);
   const pointer = new Set();

@@ -19,6 +19,7 @@ SCRIPTED = """<html><body style="margin:0; font: 16px sans-serif">
   <div class="thread" style="cursor: pointer; width: 300px">Ann Lee Meeting notes <span class="star">*</span></div>
   <div class="card" style="cursor: pointer"><b>Card</b> <i>with nested styled text</i></div>
   <label class="check" style="cursor: pointer"><input type="checkbox" checked> Keep me signed in</label>
+  <div class="widget"><label><input type="radio"> Widget radio</label></div>
   <div role="tablist"><a role="tab" aria-selected="true" href="#a">Inbox</a>
     <a role="tab" aria-selected="false" href="#b">Sent</a></div>
   <button aria-expanded="false">Menu</button>
@@ -26,6 +27,7 @@ SCRIPTED = """<html><body style="margin:0; font: 16px sans-serif">
   <script>
     for (const span of document.querySelectorAll('.alink, .star')) span.addEventListener('click', () => {});
     document.querySelector('.thread').addEventListener('click', () => {});
+    document.querySelector('.widget').addEventListener('click', () => {});  // adds nothing beside its radio
     document.body.addEventListener('click', () => {});  // a page-wide handler makes nothing clickable
   </script>
 </body></html>"""
@@ -83,6 +85,7 @@ def test_script_listeners_and_the_outermost_pointer_element_are_candidates_witho
         assert {"ipsum", "sit", "*", "Ann Lee Meeting notes *", "Card with nested styled text"} <= set(found)
         assert found["ipsum"].tag == "span" and found["ipsum"].control is None
         assert not [e for e in elements if e.tag in ("b", "i", "label", "p", "body")]  # no nested spans, no label
+        assert [e.tag for e in elements if e.text == "Widget radio"] == ["input"]
         assert found["Keep me signed in"].control == "checkbox" and found["Keep me signed in"].checked is True
         assert (found["Inbox"].control, found["Inbox"].selected, found["Sent"].selected) == ("tab", True, False)
         assert (found["Menu"].control, found["Menu"].expanded) == ("button", False)

@@ -3,8 +3,8 @@
 Per observation: a click per clickable element (its control kind and state in its text); a
 `select_option` per option of a select or listbox; for each form with text fields (or fields
 grouped with a button by layout) one composite `fill` (type into every text field, then submit),
-so a form costs one step as it does for the oracle; an answer per short line of the page's text (read with the line above it, its label) plus
-answer("Done."); scroll up/down; back.
+so a form costs one step as it does for the oracle; an answer per short line of the page's text
+(read with the line above it, its label) plus answer("Done."); scroll up/down; back.
 What a fill types is a second choice, per text field, among phrases of the task (quoted text,
 e-mail addresses, capitalised names, tokens with digits, single content words) and codes shown
 on the page, or keeping the field's current value.
@@ -190,8 +190,9 @@ def state_words(element: Element) -> list[str]:
     out = [] if element.control in plain else [element.control]
     for name, yes, no in STATES:
         value = getattr(element, name)
-        if value is not None and (yes if value else no):
-            out.append(yes if value else no)
+        word = yes if value else no
+        if value is not None and word:
+            out.append(word)
     return out
 
 
