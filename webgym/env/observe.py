@@ -50,7 +50,7 @@ INTERACTIVE_JS = """() => {
   const byIds = (ids) => ids.split(/\\s+/).map(id => document.getElementById(id)).filter(Boolean)
     .map(n => n.innerText || n.textContent).join(' ');
   // An input no label names is named by the nearest short text left of it on its row, or just above it,
-  // searched in its own container first and then outwards, never past a container of other fields.
+  // searched in its own container first and then outwards, no further than the first one holding other fields.
   const nearby = (e, r) => {
     let best = '', bestGap = Infinity;
     for (let box = e.parentElement, depth = 0; box && box !== document.documentElement && depth < 4; box = box.parentElement, depth++) {

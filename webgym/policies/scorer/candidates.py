@@ -236,9 +236,11 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
                                      option, mark=element.mark, label=name, option=option))
             continue
         kind = _kind(element)
-        if kind == "submit" and element.form in forms:  # its fill submits it (keeping every field is a fill too)
+        if kind == "submit" and element.form in forms:
             submits.setdefault(element.form, element)
-            continue
+            if element.role == "submit":  # a form's own: its fill submits it (keeping every field is a fill too)
+                continue
+            # a button grouped with fields by layout may be a choice of its own (click "Next" or "OK"): kept
         out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
