@@ -101,8 +101,9 @@ INTERACTIVE_JS = """() => {
   // pointer (cursor: pointer, only the outermost element of such a subtree, and only when nothing
   // inside it is native or scripted, so a styled label or card adds no second mark for its control).
   const reason = new Map();
+  const natives = new Set(body ? body.querySelectorAll(selector) : []);
   for (const e of all) {
-    if (e.matches(selector)) reason.set(e, 'native');
+    if (natives.has(e)) reason.set(e, 'native');
     else if (listened(e) || typeof e.onclick === 'function') reason.set(e, 'script');
   }
   // A scripted wrapper whose every word belongs to a control inside it (a widget's box around its checkbox
