@@ -18,22 +18,37 @@ class Element(Row):
     y: float = Field(description="Top edge in CSS pixels.")
     width: float = Field(description="Width in CSS pixels.")
     height: float = Field(description="Height in CSS pixels.")
-    form: int | None = Field(default=None, description="Index of the enclosing <form> in document order, if any.")
+    form: int | None = Field(default=None, description="Index of the enclosing <form> in document order; for text "
+                                                       "fields outside any form that share a container with a "
+                                                       "submit-like button, the number of forms plus the group's "
+                                                       "index (the button carries it too); else none.")
     label: str | None = Field(default=None, description="A text field's label (its <label>, aria-label or placeholder); "
                                                         "for options, the name of their group (radio group, fieldset).")
     value: str | None = Field(default=None, description="A text field's current value.")
+    control: str | None = Field(default=None, description="What kind of control it is: its ARIA role when it has one "
+                                                          "(checkbox, radio, switch, tab, option, menuitem, listbox, "
+                                                          "...), else checkbox, radio, select, textbox, submit (a "
+                                                          "button that submits its form or layout group), link or "
+                                                          "button; none for an element clickable only by script or "
+                                                          "cursor.")
+    checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or "
+                                                           "aria-pressed for ARIA controls); none when it has none.")
+    selected: bool | None = Field(default=None, description="aria-selected (a tab, an option); none when unset.")
+    expanded: bool | None = Field(default=None, description="aria-expanded (or an open <details>); none when unset.")
+    options: list[str] | None = Field(default=None, description="A <select>'s or ARIA listbox's option texts, in "
+                                                                "order (what select_option may choose).")
 
 
 class Action(Row):
     """One tool call; only the arguments its tool takes are set."""
 
-    name: str = Field(description="Tool: click, type, scroll, back, goto, answer, hover, drag, ...")
+    name: str = Field(description="Tool: click, type, select_option, scroll, back, goto, answer, hover, drag, ...")
     mark: int | None = Field(default=None, description="Target element by set-of-marks number.")
     x: float | None = Field(default=None, description="Target x (pixels, or 0-1000 when normalised).")
     y: float | None = Field(default=None, description="Target y.")
     to_x: float | None = Field(default=None, description="Drag end x.")
     to_y: float | None = Field(default=None, description="Drag end y.")
-    text: str | None = Field(default=None, description="Text typed or answered.")
+    text: str | None = Field(default=None, description="Text typed or answered, or the option chosen by select_option.")
     keys: list[str] | None = Field(default=None, description="Keys pressed together.")
     direction: str | None = Field(default=None, description="Scroll direction.")
     amount: float | None = Field(default=None, description="Scroll amount or wait seconds.")

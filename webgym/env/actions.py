@@ -1,5 +1,6 @@
 """The agent's tools: WebGym's click/type/scroll/back/goto/answer plus OpenWebRL's hover, drag,
-press_keys, wait and tab tools.
+press_keys, wait and tab tools, and select_option for lists (a <select> has no clickable options on
+the screenshot: Chromium draws its popup outside the page).
 
 Each tool is a small async function over a `Browsing` handle. Its docstring, with examples, is
 exactly what the prompt shows the model (`tool_docs`), and it returns the textual feedback of
@@ -279,6 +280,52 @@ async def type_text(browsing: Browsing, action: Action) -> str:
     return feedback
 
 
+SELECT_JS = """([x, y, wanted]) => {
+  const hit = document.elementFromPoint(x, y);
+  const list = hit && hit.closest('select, [role=listbox]');
+  if (!list) return {error: 'there is no list (select or listbox) there'};
+  const norm = (s) => (s || '').trim().replace(/\\s+/g, ' ');
+  const native = list.tagName === 'SELECT';
+  const options = native ? Array.from(list.options) : Array.from(list.querySelectorAll('[role=option]'));
+  const text = (o) => norm(native ? o.text : o.innerText);
+  const want = norm(wanted).toLowerCase();
+  const option = options.find(o => text(o) === norm(wanted)) || options.find(o => text(o).toLowerCase() === want)
+                 || (native ? options.find(o => o.value === wanted) : null);
+  const name = norm(list.getAttribute('aria-label') || (list.labels && list.labels.length ? list.labels[0].innerText : '') || list.id);
+  if (!option) return {error: `no option "${norm(wanted)}"; its options are ` + options.slice(0, 20).map(o => `"${text(o)}"`).join(', ')};
+  if (option.disabled || option.getAttribute('aria-disabled') === 'true') return {error: `option "${text(option)}" is disabled`};
+  if (native) {  // what choosing in the popup does: select it, then input and change events
+    option.selected = true;
+    list.dispatchEvent(new Event('input', {bubbles: true}));
+    list.dispatchEvent(new Event('change', {bubbles: true}));
+    return {chosen: text(option), tag: 'select', name};
+  }
+  option.scrollIntoView({block: 'nearest'});
+  const r = option.getBoundingClientRect();
+  return {chosen: text(option), tag: 'listbox', name, x: r.left + r.width / 2, y: r.top + r.height / 2};
+}"""
+"""Page function: chooses an option of the select at a point, or returns where a listbox's option is to
+be clicked; an error names the options there are."""
+
+
+async def select_option(browsing: Browsing, action: Action) -> str:
+    """select_option(mark, text): choose the option with this text in a list (a drop-down <select> or a listbox)
+    at a numbered element (or at x, y).
+    Examples: select_option(8, "Green")  |  {"name": "select_option", "arguments": {"mark": 8, "text": "Green"}}"""
+    x, y = browsing.point(action)
+    if not action.text:
+        raise ToolError("needs the text of the option to choose")
+    async with _Effects(browsing, False, browsing.navigation_timeout_s) as effects:
+        result = await browsing.page.evaluate(SELECT_JS, [x, y, action.text])
+        if "error" in result:
+            raise ToolError(result["error"])
+        if result["tag"] == "listbox":
+            await browsing.page.mouse.click(result["x"], result["y"])
+        name = f' "{result["name"]}"' if result["name"] else ""
+        feedback = f"Succeed: 'select_option' chose \"{result['chosen']}\" in <{result['tag']}>{name}."
+        return feedback + await effects.describe()
+
+
 async def press_keys(browsing: Browsing, action: Action) -> str:
     """press_keys(keys): press keys together as one chord, e.g. ["Control", "L"], or a single key.
     Examples: press_keys(["Enter"])  |  press_keys(["Control", "A"])"""
@@ -326,9 +373,24 @@ async def goto(browsing: Browsing, action: Action) -> str:
     return f"Succeed: 'goto' opened {browsing.page.url}{status}."
 
 
+async def _earlier_page(browsing: Browsing) -> str | None:
+    """The URL back() would open: the tab's previous history entry (None when there is none), read through
+    the DevTools protocol, since a page's script sees only the history's length."""
+    session = await browsing.context.new_cdp_session(browsing.page)
+    try:
+        history = await session.send("Page.getNavigationHistory")
+    finally:
+        await session.detach()
+    index = history["currentIndex"]
+    return history["entries"][index - 1]["url"] if index > 0 else None
+
+
 async def back(browsing: Browsing, action: Action) -> str:
     """back(): go back in the tab's history.
     Example: back()"""
+    earlier = await _earlier_page(browsing)
+    if earlier is None or earlier == "about:blank":  # a single-page task must not be left for a blank tab
+        raise ToolError("there is no earlier page in this tab's history")
     before = browsing.page.url
     await browsing.page.go_back()
     if browsing.page.url == before:
@@ -391,6 +453,8 @@ TOOLS: dict[str, Tool] = {t.name: t for t in [
          ("left_click_drag",)),
     Tool("type", type_text, ("text", "x", "y"), (("text",),), ("write", "input_text", "fill")),
     Tool("press_keys", press_keys, ("keys",), (("keys",),), ("key", "press", "hotkey", "keypress")),
+    Tool("select_option", select_option, ("mark", "text"), (("mark", "text"), ("x", "y", "text")),
+         ("select", "choose_option")),
     Tool("scroll", scroll, ("direction", "amount"), ((),)),
     Tool("goto", goto, ("url",), (("url",),), ("goto_url", "navigate", "open_url")),
     Tool("back", back, (), ((),), ("go_back", "history_back")),

@@ -17,7 +17,7 @@ from webgym.config import EnvConfig
 from webgym.env.actions import Browsing, execute
 from webgym.env.blocking import BLOCKING_STATUS, blocking_evidence
 from webgym.env.egress import EgressProxy
-from webgym.env.observe import Observation, draw_marks, page_state, screenshot
+from webgym.env.observe import Observation, draw_marks, page_state, screenshot, watch_listeners
 from webgym.env.safety import UrlPolicy, Violations, guard_context
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ class Episode:
         self._context.set_default_navigation_timeout(self.config.navigation_timeout_s * 1000)
         self._context.set_default_timeout(self.config.action_timeout_s * 1000)
         await guard_context(self._context, self.policy, self.violations)
+        await watch_listeners(self._context)
         self._context.on("response", self._on_response)
         return await self._context.new_page()
 

@@ -11,19 +11,126 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PIL import Image, ImageDraw, ImageFont
-from playwright.async_api import Page
+from playwright.async_api import BrowserContext, Page
 
 from schemas.steps import Element
+
+LISTENERS_JS = """(() => {
+  if (window.__wgClicks) return;
+  const kinds = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'dblclick', 'touchstart']);
+  const marked = new WeakSet();
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (type, listener, options) {
+    if (listener && kinds.has(type) && this instanceof Element) marked.add(this);
+    return add.call(this, type, listener, options);
+  };
+  Object.defineProperty(window, '__wgClicks', {value: (e) => marked.has(e), enumerable: false});
+})();"""
+"""Context init script: remembers, before any page script runs, which elements get a pointer listener
+through addEventListener (what jQuery, d3 and frameworks use), so INTERACTIVE_JS can offer a span that
+is clickable only by script. A WeakSet lookup per element is free at observation time, where the
+DevTools protocol's DOMDebugger.getEventListeners costs a round trip per element. A listener removed
+later still counts (the element stays a candidate; clicking it does nothing)."""
 
 INTERACTIVE_JS = """() => {
   const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, label[for],' +
     '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option],' +
-    '[role=combobox], [role=textbox], [onclick], [contenteditable=true], [tabindex]:not([tabindex="-1"])';
+    '[role=combobox], [role=textbox], [onclick], [contenteditable=true], [tabindex]:not([tabindex="-1"]),' +
+    '[role=switch], [role=treeitem], [role=menuitemcheckbox], [role=menuitemradio], [role=listbox],' +
+    '[role=searchbox], [role=spinbutton], [contenteditable=""], [contenteditable=plaintext-only]';
+  const roles = new Set(['checkbox', 'radio', 'switch', 'tab', 'option', 'menuitem', 'menuitemcheckbox',
+    'menuitemradio', 'treeitem', 'listbox', 'combobox', 'slider', 'spinbutton', 'textbox', 'searchbox', 'link', 'button']);
+  const submitWords = /^(submit|log ?in|sign ?in|sign ?up|register|send|search|go|ok|continue|next|save|apply|confirm|done|post|reply|forward|enter)\\b/i;
+  const listened = window.__wgClicks || (() => false);
   // A link that wraps has several boxes; the middle of their union may be outside all of them.
   const first = (node) => node.getClientRects().length ? node.getClientRects()[0] : node.getBoundingClientRect();
   const clean = (s) => (s || '').trim().replace(/\\s+/g, ' ').slice(0, 80);
+  const isField = (e) => e.tagName === 'TEXTAREA' || e.tagName === 'SELECT' || (e.tagName === 'INPUT'
+    && !['checkbox', 'radio', 'submit', 'button', 'image', 'reset', 'file', 'range', 'color'].includes(e.type));
+  const byIds = (ids) => ids.split(/\\s+/).map(id => document.getElementById(id)).filter(Boolean)
+    .map(n => n.innerText || n.textContent).join(' ');
+  // An input no label names is named by the nearest short text left of it on its row, or just above it,
+  // searched in its own container first and then outwards, no further than the first one holding other fields.
+  const nearby = (e, r) => {
+    let best = '', bestGap = Infinity;
+    for (let box = e.parentElement, depth = 0; box && box !== document.documentElement && depth < 4; box = box.parentElement, depth++) {
+      const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        const words = t.data.trim();
+        const owner = t.parentElement;
+        if (!words || words.length > 60 || !owner || owner.closest('button, a, select, textarea, option, script, style, [role=button], [role=link]')) continue;
+        const label = owner.closest('label');
+        if (label && label.control && label.control !== e) continue;
+        let block = owner;  // a label is short: a word of a sentence or paragraph (an instruction) is none
+        while (block.parentElement && getComputedStyle(block).display.startsWith('inline')) block = block.parentElement;
+        if ((block.innerText || '').trim().length > 60) continue;
+        const range = document.createRange();
+        range.selectNodeContents(t);
+        const q = range.getBoundingClientRect();
+        if (q.width < 1 || q.height < 1) continue;
+        let gap = Infinity;
+        if (q.right <= r.left + 2 && Math.min(q.bottom, r.bottom) - Math.max(q.top, r.top) > 0 && r.left - q.right <= 150) gap = r.left - q.right;
+        else if (q.bottom <= r.top + 2 && Math.abs(q.left - r.left) <= 40 && r.top - q.bottom <= 40) gap = r.top - q.bottom;
+        if (gap < bestGap) { best = words; bestGap = gap; }
+      }
+      if (best || Array.from(box.querySelectorAll('input, textarea, select')).some(f => f !== e && isField(f))) break;
+    }
+    return best;
+  };
+  // An icon with no text (a trash can drawn by CSS) is named by its image's file name or its class words.
+  const icon = (e) => {
+    const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\("?([^")]*)/) || [])[1];
+    const words = [image && image.split('/').pop().split('.')[0], ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c))];
+    return [...new Set(words.filter(Boolean))].slice(0, 3).join(' ').replace(/[-_]/g, ' ');
+  };
+  const control = (e, field) => {
+    const role = (e.getAttribute('role') || '').toLowerCase();
+    if (roles.has(role)) return role;
+    if (e.tagName === 'INPUT' && (e.type === 'checkbox' || e.type === 'radio')) return e.type;
+    if (e.tagName === 'SELECT') return 'select';
+    if (field || e.isContentEditable) return 'textbox';
+    if (e.form && (e.type === 'submit' || e.type === 'image')) return 'submit';
+    if (e.tagName === 'A' && e.hasAttribute('href')) return 'link';
+    if (e.tagName === 'BUTTON' || e.tagName === 'SUMMARY' || (e.tagName === 'INPUT' && ['button', 'reset'].includes(e.type))) return 'button';
+    return null;
+  };
+  const flag = (e, name) => { const v = e.getAttribute(name); return v === 'true' ? true : v === 'false' ? false : null; };
+  const body = document.body;
+  const all = body ? Array.from(body.querySelectorAll('*')) : [];
+  // Why each element may be acted on: native (the selector), script (a pointer listener of its own) or
+  // pointer (cursor: pointer, only the outermost element of such a subtree, and only when nothing
+  // inside it is native or scripted, so a styled label or card adds no second mark for its control).
+  const reason = new Map();
+  const natives = new Set(body ? body.querySelectorAll(selector) : []);
+  for (const e of all) {
+    if (natives.has(e)) reason.set(e, 'native');
+    else if (listened(e) || typeof e.onclick === 'function') reason.set(e, 'script');
+  }
+  // A scripted wrapper whose every word belongs to a control inside it (a widget's box around its checkbox
+  // and label) adds no mark: the control is clicked, and its click reaches the wrapper's listener.
+  const wordsOutsideControls = (e) => {
+    const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const inner = t.data.trim() && t.parentElement.closest('label, ' + selector);
+      if (t.data.trim() && (!inner || !e.contains(inner) || inner === e)) return true;
+    }
+    return false;
+  };
+  for (const [e, why] of reason) {
+    if (why === 'script' && e.querySelector(selector) && !wordsOutsideControls(e)) reason.delete(e);
+  }
+  const holds = new Set();
+  for (const e of reason.keys()) for (let p = e.parentElement; p && !holds.has(p); p = p.parentElement) holds.add(p);
+  const pointer = new Set();
+  for (const e of all) {  // document order: a parent is seen before its children
+    if (getComputedStyle(e).cursor !== 'pointer') continue;
+    pointer.add(e);
+    if (!reason.has(e) && !holds.has(e) && !pointer.has(e.parentElement)) reason.set(e, 'pointer');
+  }
   const found = [];
-  for (const e of document.querySelectorAll(selector)) {
+  for (const e of all) {
+    const why = reason.get(e);
+    if (!why) continue;
     const r = first(e);
     if (r.width < 2 || r.height < 2 || r.bottom < 0 || r.right < 0 || r.top > innerHeight || r.left > innerWidth) continue;
     const style = getComputedStyle(e);
@@ -32,26 +139,54 @@ INTERACTIVE_JS = """() => {
     const cy = Math.min(Math.max(r.top + r.height / 2, 0), innerHeight - 1);
     const top = document.elementFromPoint(cx, cy);
     if (top && top !== e && !e.contains(top) && !top.contains(e)) continue;
-    if (found.some(f => f.node.contains(e))) continue;
+    // Inside a native control (a link's span) there is nothing more to click; inside a scripted row
+    // (an e-mail in a list) its own controls (star, trash) are marks of their own.
+    if (found.some(f => f.node.contains(e) && (f.why === 'native' || why === 'pointer'))) continue;
     const wrapper = e.labels && e.labels.length ? e.labels[0] : null;
-    const own = clean((wrapper && wrapper.innerText) || e.getAttribute('aria-label') || e.getAttribute('placeholder'));
+    const field = isField(e);
+    const labelledBy = e.getAttribute('aria-labelledby');
+    const own = clean((wrapper && wrapper.innerText) || (labelledBy && byIds(labelledBy)) || e.getAttribute('aria-label')
+                      || e.getAttribute('placeholder') || (field ? nearby(e, r) : ''));
     // A checkbox or radio is named by its label (its value is 'on' or an id) and clicked through it.
     const toggle = e.type === 'checkbox' || e.type === 'radio';
     const box = toggle && wrapper && wrapper.contains(e) ? first(wrapper) : r;
-    const text = toggle && own ? own : clean(e.innerText || e.value || e.getAttribute('aria-label')
-                  || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt'));
-    const field = e.tagName === 'TEXTAREA' || e.tagName === 'SELECT' || (e.tagName === 'INPUT'
-                  && !['checkbox', 'radio', 'submit', 'button', 'image', 'reset', 'file', 'range', 'color'].includes(e.type));
+    const chosen = e.tagName === 'SELECT' && e.selectedIndex >= 0 ? e.options[e.selectedIndex].text : '';
+    const text = toggle && own ? own : clean(chosen || e.innerText || e.value || e.getAttribute('aria-label')
+                  || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt') || icon(e));
     const group = e.parentElement && e.parentElement.closest('[role=radiogroup], [role=group], fieldset, nav[aria-label]');
     const legend = group && group.querySelector('legend');
     const groupName = group ? clean(group.getAttribute('aria-label') || (legend && legend.innerText)) : '';
-    found.push({node: e, tag: e.tagName.toLowerCase(), role: e.getAttribute('role') || e.getAttribute('type'),
+    const kind = control(e, field);
+    const options = e.tagName === 'SELECT' ? Array.from(e.options).filter(o => !o.disabled && !o.hidden).map(o => clean(o.text))
+                  : kind === 'listbox' ? Array.from(e.querySelectorAll('[role=option]')).map(o => clean(o.innerText)) : null;
+    found.push({node: e, why, tag: e.tagName.toLowerCase(), role: e.getAttribute('role') || e.getAttribute('type'),
                 text, x: box.left, y: box.top, width: box.width, height: box.height,
                 form: e.form ? Array.prototype.indexOf.call(document.forms, e.form) : null,
-                label: (field ? own : groupName) || null, value: field ? e.value : null});
+                label: (field ? own : groupName) || null, value: field ? e.value : null, control: kind,
+                checked: toggle ? e.checked : (flag(e, 'aria-checked') ?? flag(e, 'aria-pressed')),
+                selected: e.tagName === 'OPTION' ? e.selected : flag(e, 'aria-selected'),
+                expanded: e.tagName === 'SUMMARY' ? e.parentElement.open : flag(e, 'aria-expanded'),
+                options: options && options.filter(Boolean).slice(0, 50)});
   }
-  return found.map(({node, ...rest}) => rest);
+  // Text fields outside any <form> that share a close container with a submit-like button (Submit, Log in,
+  // Search, ...) form a group of their own, numbered after the page's forms: one fill types into them all
+  // and clicks the button. The container is the button's nearest ancestor holding such a field.
+  const formless = found.filter(f => f.form === null && f.control === 'textbox' && f.tag !== 'select');
+  const buttons = found.filter(b => (b.control === 'button' || b.control === 'submit') && !b.node.closest('form')
+                                    && submitWords.test(b.text));
+  let groups = 0;
+  for (const button of buttons) {
+    let box = button.node.parentElement;
+    for (let depth = 0; box && depth < 4 && !formless.some(f => box.contains(f.node)); depth++) box = box.parentElement;
+    const fields = box ? formless.filter(f => f.form === null && box.contains(f.node)) : [];
+    if (!fields.length || buttons.find(b => box.contains(b.node)) !== button) continue;
+    button.form = document.forms.length + groups++;
+    button.control = 'submit';
+    for (const f of fields) f.form = button.form;
+  }
+  return found.map(({node, why, ...rest}) => rest);
 }"""
+
 
 PAGE_TEXT_JS = "() => document.body ? document.body.innerText : ''"
 STATE_JS = f"() => ({{elements: ({INTERACTIVE_JS})(), text: ({PAGE_TEXT_JS})(), title: document.title}})"
@@ -101,6 +236,11 @@ async def screenshot(page: Page, timeout_s: float) -> bytes:
 
 def _lines(text: str) -> str:
     return "\n".join(line.strip() for line in text.splitlines() if line.strip())[:MAX_PAGE_TEXT]
+
+
+async def watch_listeners(context: BrowserContext) -> None:
+    """Let observations of this context's pages see elements made clickable by script (LISTENERS_JS)."""
+    await context.add_init_script(LISTENERS_JS)
 
 
 async def page_state(page: Page) -> tuple[list[Element], str, str]:

@@ -86,7 +86,7 @@ _COMPUTER_USE = {"left_click": "click", "click": "click", "double_click": "click
 _ARG_NAMES = {"content": "text", "answer": "text", "response": "text", "value": "text", "query": "text",
               "seconds": "amount", "time": "amount", "duration": "amount", "index": "tab", "tab_index": "tab",
               "element": "mark", "element_id": "mark", "x1": "x", "y1": "y", "x2": "to_x", "y2": "to_y",
-              "key": "keys", "link": "url"}
+              "key": "keys", "link": "url", "option": "text"}
 
 
 _LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, RecursionError, MemoryError)

@@ -55,7 +55,7 @@ TEXT_POLICIES = frozenset({"chat", "local"})
 other kinds (oracle, scorer, random) are learned as the tool calls they made (`action_response`)."""
 
 
-MARKED_TOOLS = ("click", "hover", "drag", "type")
+MARKED_TOOLS = ("click", "hover", "drag", "type", "select_option")
 """Tools whose (first) point a policy may give as a set-of-marks number instead (webgym/env/actions.py)."""
 
 

@@ -72,12 +72,18 @@ def test_calls_before_a_bad_one_are_kept():
     assert [a.name for a in parsed.actions] == ["scroll"] and parsed.error.startswith("call 2: type needs")
 
 
+def test_select_option_takes_a_mark_and_the_option_text():
+    assert _calls('select_option(8, "Green")') == [("select_option", {"mark": 8, "text": "Green"})]
+    assert _calls('<tool_call>{"name": "select", "arguments": {"element": 3, "option": "Red"}}</tool_call>') == [
+        ("select_option", {"mark": 3, "text": "Red"})]
+
+
 def test_truncated_last_block_still_parses():
     assert _calls('<tool_call>{"name": "answer", "arguments": {"text": "ok"}}') == [("answer", {"text": "ok"})]
 
 
 def test_every_tool_documents_itself_with_an_example():
-    assert len(TOOLS) == 13
+    assert len(TOOLS) == 14
     for tool in TOOLS.values():
         assert "Example" in tool.doc and tool.name in tool.doc
 

@@ -108,12 +108,14 @@ def test_on_a_set_of_marks_step_a_call_at_a_point_is_learned_as_the_mark_of_the_
     marks = [Element(mark=1, tag="nav", text="Menu", x=0.0, y=0.0, width=400.0, height=60.0),
              Element(mark=2, tag="button", text="Cafés", x=20.0, y=10.0, width=80.0, height=40.0)]
     calls = [Action(name="click", x=40.0, y=35.0), Action(name="type", x=300.0, y=30.0, text="Ann"),
-             Action(name="click", x=600.0, y=300.0), Action(name="drag", x=40.0, y=35.0, to_x=90.0, to_y=90.0)]
+             Action(name="click", x=600.0, y=300.0), Action(name="drag", x=40.0, y=35.0, to_x=90.0, to_y=90.0),
+             Action(name="select_option", x=40.0, y=35.0, text="Oat")]
     assert action_response(calls, marks).splitlines() == [
         '<tool_call>{"name": "click", "arguments": {"mark": 2}}</tool_call>',  # the innermost element
         '<tool_call>{"name": "type", "arguments": {"mark": 1, "text": "Ann"}}</tool_call>',
         '<tool_call>{"name": "click", "arguments": {"x": 600.0, "y": 300.0}}</tool_call>',  # on no element
-        '<tool_call>{"name": "drag", "arguments": {"mark": 2, "to_x": 90.0, "to_y": 90.0}}</tool_call>']
+        '<tool_call>{"name": "drag", "arguments": {"mark": 2, "to_x": 90.0, "to_y": 90.0}}</tool_call>',
+        '<tool_call>{"name": "select_option", "arguments": {"mark": 2, "text": "Oat"}}</tool_call>']
     assert action_response(calls[:1]) == '<tool_call>{"name": "click", "arguments": {"x": 40.0, "y": 35.0}}</tool_call>'
 
 

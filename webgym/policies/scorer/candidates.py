@@ -1,9 +1,10 @@
 """The action candidates of the set-of-marks scorer: everything it may do on one page, as text.
 
-Per observation: a click per clickable element; for each form with text fields one composite
-`fill` (type into every text field, then submit), so a form costs one step as it does for the
-oracle; an answer per short line of the page's text (read with the line above it, its label) plus
-answer("Done."); scroll up/down; back.
+Per observation: a click per clickable element (its control kind and state in its text); a
+`select_option` per option of a select or listbox; for each form with text fields (or fields
+grouped with a button by layout) one composite `fill` (type into every text field, then submit),
+so a form costs one step as it does for the oracle; an answer per short line of the page's text
+(read with the line above it, its label) plus answer("Done."); scroll up/down; back.
 What a fill types is a second choice, per text field, among phrases of the task (quoted text,
 e-mail addresses, capitalised names, tokens with digits, single content words) and codes shown
 on the page, or keeping the field's current value.
@@ -79,13 +80,14 @@ def phrases(task: str, page_text: str | None = None) -> list[Phrase]:
         add(match.group(0), match.start(), "email")
     words = list(WORD.finditer(task))
     run: list[re.Match] = []
-    for match in [*words, None]:  # maximal runs of capitalised words are names
-        if match is not None and match.group(0)[0].isupper() and match.group(0).lower() not in STOPWORDS:
+    for match in [*words, None]:  # maximal runs of capitalised words apart only by spaces are names
+        capital = match is not None and match.group(0)[0].isupper() and match.group(0).lower() not in STOPWORDS
+        if capital and (not run or task[run[-1].end():match.start()].isspace()):
             run.append(match)
             continue
         if run:
             add(task[run[0].start():run[-1].end()], run[0].start(), "name")
-            run = []
+        run = [match] if capital else []
     for match in words:
         token = match.group(0).rstrip(",.;:")
         if any(ch.isdigit() for ch in token) and any(not ch.isdigit() for ch in token):
@@ -113,12 +115,14 @@ class Candidate:
     target: str = ""
     """The words of the page it acts on (element text, answer line, field names): for word overlap."""
     mark: int | None = None
-    """The clicked element (a fill's submit button; None when a fill presses Enter)."""
+    """The clicked element (a fill's submit button; None when a fill presses Enter; a select's element)."""
     fields: tuple[Element, ...] = ()
     """A fill's text fields, in page order."""
     answer: str | None = None
     label: str = ""
     """An answer's line above it on the page (what the page calls the value)."""
+    option: str | None = None
+    """The option a select_option candidate chooses."""
 
     def actions(self, typed: Sequence[str | None] = ()) -> list[Action]:
         """The tool calls; for a fill, `typed[i]` goes into fields[i] (None keeps its value)."""
@@ -130,6 +134,8 @@ class Candidate:
             if not calls:  # nothing to type: submit the last field with Enter
                 return [Action(name="type", text=(self.fields[-1].value or "") + "\n", mark=self.fields[-1].mark)]
             return [*calls[:-1], calls[-1].model_copy(update={"text": calls[-1].text + "\n"})]
+        if self.option is not None:
+            return [Action(name="select_option", mark=self.mark, text=self.option)]
         if self.kind in ("answer", "done"):
             return [Action(name="answer", text=self.answer)]
         if self.kind in ("scroll_down", "scroll_up"):
@@ -151,7 +157,14 @@ def field_name(element: Element) -> str:
 
 
 def is_text_field(element: Element) -> bool:
-    return element.tag == "textarea" or (element.tag == "input" and (element.role or "") in TEXT_ROLES)
+    if element.tag == "input":
+        return (element.role or "") in TEXT_ROLES or element.control == "textbox"
+    return element.tag == "textarea" or (element.control == "textbox" and element.tag != "select")
+
+
+def has_options(element: Element) -> bool:
+    """A select or listbox: chosen from by select_option, not clicked."""
+    return element.control in ("select", "listbox") and bool(element.options)
 
 
 def _kind(element: Element) -> str:
@@ -160,16 +173,33 @@ def _kind(element: Element) -> str:
         return "toggle"
     if role in ("radio", "option", "tab", "menuitem", "checkbox"):
         return "option"
-    if role == "submit":
+    if role == "submit" or element.control == "submit":
         return "submit"
     if element.tag == "a" or role == "link":
         return "link"
     return "button"
 
 
+STATES = (("checked", "checked", "unchecked"), ("selected", "selected", ""), ("expanded", "expanded", "collapsed"))
+"""Element state fields and the words the candidate text shows for True and False."""
+
+
+def state_words(element: Element) -> list[str]:
+    """The element's control kind and state as words: ["checkbox", "checked"]."""
+    plain = (None, "link", "button", "submit", "textbox")  # the candidate's kind already says these
+    out = [] if element.control in plain else [element.control]
+    for name, yes, no in STATES:
+        value = getattr(element, name)
+        word = yes if value else no
+        if value is not None and word:
+            out.append(word)
+    return out
+
+
 def _described(element: Element, kind: str) -> str:
     group = f" ({element.label})" if element.label and kind in ("option", "toggle") else ""
-    return f'click {kind} "{element.text}"{group}'
+    state = state_words(element)
+    return f'click {kind} "{element.text}"{group}' + (f" [{', '.join(state)}]" if state else "")
 
 
 def answer_lines(page_text: str | None) -> list[tuple[str, str]]:
@@ -198,10 +228,19 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
     for element in elements or []:
         if is_text_field(element):
             continue
-        kind = _kind(element)
-        if kind == "submit" and element.form in forms:  # its fill submits it (keeping every field is a fill too)
-            submits.setdefault(element.form, element)
+        if has_options(element):
+            name = element.label or f"list {element.mark}"
+            for i, option in enumerate(element.options or []):
+                chosen = " [selected]" if option == element.text else ""
+                out.append(Candidate("option", f'choose "{option}" in "{name}"{chosen}', f"select {element.mark} {i}",
+                                     option, mark=element.mark, label=name, option=option))
             continue
+        kind = _kind(element)
+        if kind == "submit" and element.form in forms:
+            submits.setdefault(element.form, element)
+            if element.role == "submit":  # a form's own: its fill submits it (keeping every field is a fill too)
+                continue
+            # a button grouped with fields by layout may be a choice of its own (click "Next" or "OK"): kept
         out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
@@ -293,6 +332,13 @@ def step_choices(elements: Sequence[Element] | None, page_text: str | None,
                 flush(True)
                 continue
             choices.append(Choice(f"click {target.mark}"))  # a radio between typing keeps the typing pending
+        elif action.name == "select_option":
+            target = _target(elements, action)
+            option = next((c for c in candidates if c.option is not None and target is not None
+                           and c.mark == target.mark and c.option == (action.text or "").strip()), None)
+            if option is None:
+                return choices, candidates, f"select_option of no offered option ({action})"
+            choices.append(Choice(option.key))
         elif action.name == "scroll":
             flush(False)
             choices.append(Choice(f"scroll {'up' if (action.direction or 'down') == 'up' else 'down'}"))

@@ -119,3 +119,56 @@ def test_typing_that_was_never_submitted_is_no_choice_and_unknown_calls_are_repo
     assert problem == "no candidate does hover"
     _, _, problem = step_choices(CHECKOUT, PAGE, [Action(name="click", x=1200, y=700)])
     assert problem.startswith("click at no visible element")
+
+
+def test_a_name_run_stops_at_a_quote_so_no_phrase_keeps_one():
+    for task in ('Enter "Agustina" into the text field.', 'Enter "Agustina into the text field.'):
+        found = {p.text: p.source for p in phrases(task)}
+        assert found["Agustina"] in ("quoted", "name")
+        assert not [text for text in found if '"' in text]
+    assert {p.text for p in phrases("Reply to Sarah Connor, Kyle Reese.")} >= {"Sarah Connor", "Kyle Reese"}
+
+
+REAL_PAGE = [  # MiniWoB++-like: formless fields with a layout group, a select, a tab, a script-only span
+    Element(mark=1, tag="input", role="password", text="", x=100, y=10, width=150, height=20, form=2,
+            label="Password", value="", control="textbox"),
+    Element(mark=2, tag="input", role="password", text="", x=100, y=40, width=150, height=20, form=2,
+            label="Verify password", value="", control="textbox"),
+    Element(mark=3, tag="button", text="Submit", x=100, y=70, width=60, height=20, form=2, control="submit"),
+    Element(mark=4, tag="select", text="Red", x=100, y=100, width=80, height=20, label="Colour", value="Red",
+            control="select", options=["Red", "Green", "Blue"]),
+    Element(mark=5, tag="a", role="tab", text="Tab 2", x=100, y=130, width=60, height=20, control="tab",
+            selected=False),
+    Element(mark=6, tag="input", role="checkbox", text="Keep me", x=100, y=160, width=60, height=20,
+            control="checkbox", checked=True),
+    Element(mark=7, tag="span", text="ipsum", x=100, y=190, width=40, height=20),
+]
+
+
+def test_a_real_page_offers_the_grouped_fill_each_option_and_says_what_each_control_is():
+    candidates = _keys(page_candidates(REAL_PAGE, ""))
+    fill = candidates["fill 3"]
+    assert [f.mark for f in fill.fields] == [1, 2] and fill.mark == 3
+    assert fill.text == 'type into "Password", "Verify password" and click "Submit"'
+    assert fill.actions(["x1", "x1"])[-1] == Action(name="click", mark=3)
+    assert "click 4" not in candidates  # a select offers its options, not a click
+    assert candidates["click 3"].kind == "submit"  # a button grouped by layout is also clicked alone
+    options = [c for c in candidates.values() if c.option is not None]
+    assert [(c.key, c.text) for c in options] == [("select 4 0", 'choose "Red" in "Colour" [selected]'),
+                                                  ("select 4 1", 'choose "Green" in "Colour"'),
+                                                  ("select 4 2", 'choose "Blue" in "Colour"')]
+    assert options[1].actions() == [Action(name="select_option", mark=4, text="Green")]
+    assert candidates["click 5"].text == 'click option "Tab 2" [tab]'
+    assert candidates["click 6"].text == 'click toggle "Keep me" [checkbox, checked]'
+    assert candidates["click 7"].text == 'click button "ipsum"'
+
+
+def test_select_option_calls_map_back_onto_their_option():
+    choices, _, problem = step_choices(REAL_PAGE, "", [Action(name="select_option", mark=4, text="Blue")])
+    assert (choices, problem) == ([Choice("select 4 2")], None)
+    _, _, problem = step_choices(REAL_PAGE, "", [Action(name="select_option", mark=4, text="Mauve")])
+    assert problem.startswith("select_option of no offered option")
+    choices, _, problem = step_choices(REAL_PAGE, "", [Action(name="type", text="a", mark=1),
+                                                       Action(name="type", text="a", mark=2),
+                                                       Action(name="click", mark=3)])
+    assert (choices, problem) == ([Choice("fill 3", ("a", "a"))], None)

@@ -1,0 +1,164 @@
+"""The observation layer on pages no one here wrote: elements clickable only by script or cursor,
+inputs named by the text beside them, selects and their options, formless forms grouped by layout,
+each control's kind and state, and `back` on a page with no earlier one."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from playwright.async_api import Browser, Page
+
+from schemas.steps import Action, Element
+from tests.fixture_site import run_in_browser
+from webgym.env.actions import Browsing, execute
+from webgym.env.observe import page_state, watch_listeners
+from webgym.policies.scorer.candidates import page_candidates
+
+SCRIPTED = """<html><body style="margin:0; font: 16px sans-serif">
+  <p>Lorem <span class="alink">ipsum</span> dolor <span class="alink">sit</span> amet.</p>
+  <div class="thread" style="cursor: pointer; width: 300px">Ann Lee Meeting notes <span class="star">*</span></div>
+  <div class="card" style="cursor: pointer"><b>Card</b> <i>with nested styled text</i></div>
+  <label class="check" style="cursor: pointer"><input type="checkbox" checked> Keep me signed in</label>
+  <div class="widget"><label><input type="radio"> Widget radio</label></div>
+  <div role="tablist"><a role="tab" aria-selected="true" href="#a">Inbox</a>
+    <a role="tab" aria-selected="false" href="#b">Sent</a></div>
+  <button aria-expanded="false">Menu</button>
+  <div contenteditable="true" aria-label="Message" style="width: 200px; height: 40px"></div>
+  <script>
+    for (const span of document.querySelectorAll('.alink, .star')) span.addEventListener('click', () => {});
+    document.querySelector('.thread').addEventListener('click', () => {});
+    document.querySelector('.widget').addEventListener('click', () => {});  // adds nothing beside its radio
+    document.body.addEventListener('click', () => {});  // a page-wide handler makes nothing clickable
+  </script>
+</body></html>"""
+
+LABELS = """<html><body style="margin:0; font: 16px sans-serif">
+  <div id="form">
+    <p><label class="bold">Username</label><input type="text" id="username"></p>
+    <p><label class="bold">Password</label><input type="password" id="password"></p>
+    <button id="subbtn">Login</button>
+  </div>
+  <table><tr><td>Card number</td><td><input id="card"></td></tr></table>
+  <div><div style="font-size: 13px">Street</div><input id="street"></div>
+  <span id="who">Recipient</span><input aria-labelledby="who" id="to">
+</body></html>"""
+
+SELECT = """<html><body style="margin:0; font: 16px sans-serif">
+  <label for="colour">Colour</label>
+  <select id="colour"><option>Red</option><option>Green</option><option disabled>Grey</option><option>Blue</option></select>
+  <div role="listbox" aria-label="Size"><div role="option">Small</div><div role="option">Large</div></div>
+  <button id="submit">Submit</button>
+  <p id="out"></p>
+  <script>
+    document.querySelector('#colour').addEventListener('change', e => document.querySelector('#out').textContent = 'changed to ' + e.target.value);
+    for (const o of document.querySelectorAll('[role=option]')) o.addEventListener('click', () => {
+      for (const p of document.querySelectorAll('[role=option]')) p.setAttribute('aria-selected', String(p === o)); });
+  </script>
+</body></html>"""
+
+
+def _in_page(html: str, scenario: Callable[[Browser, Page], Awaitable[None]], listeners: bool = True) -> None:
+    async def main(browser: Browser) -> None:
+        context = await browser.new_context()
+        if listeners:
+            await watch_listeners(context)
+        page = await context.new_page()
+        await page.set_content(html)
+        await scenario(browser, page)
+        await context.close()
+
+    run_in_browser(main)
+
+
+def _centres(elements: list[Element]) -> dict[int, tuple[float, float]]:
+    return {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
+
+
+def _by_text(elements: list[Element]) -> dict[str, Element]:
+    return {e.text: e for e in elements}
+
+
+def test_script_listeners_and_the_outermost_pointer_element_are_candidates_without_a_flood():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        found = _by_text(elements)
+        assert {"ipsum", "sit", "*", "Ann Lee Meeting notes *", "Card with nested styled text"} <= set(found)
+        assert found["ipsum"].tag == "span" and found["ipsum"].control is None
+        assert not [e for e in elements if e.tag in ("b", "i", "label", "p", "body")]  # no nested spans, no label
+        assert [e.tag for e in elements if e.text == "Widget radio"] == ["input"]
+        assert found["Keep me signed in"].control == "checkbox" and found["Keep me signed in"].checked is True
+        assert (found["Inbox"].control, found["Inbox"].selected, found["Sent"].selected) == ("tab", True, False)
+        assert (found["Menu"].control, found["Menu"].expanded) == ("button", False)
+        message = next(e for e in elements if e.tag == "div" and e.control == "textbox")
+        texts = [c.text for c in page_candidates(elements, "")]
+        assert 'click option "Inbox" [tab, selected]' in texts and 'click button "Menu" [collapsed]' in texts
+        assert any(c.kind == "fill" and c.fields == (message,) for c in page_candidates(elements, ""))
+
+    _in_page(SCRIPTED, scenario)
+
+
+def test_without_the_listener_hook_a_script_only_span_is_not_seen():
+    async def scenario(browser: Browser, page: Page) -> None:
+        assert "ipsum" not in _by_text((await page_state(page))[0])
+
+    _in_page(SCRIPTED, scenario, listeners=False)
+
+
+def test_inputs_are_named_by_the_text_beside_or_above_them_and_grouped_with_their_button():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        fields = {e.label: e for e in elements if e.tag == "input"}
+        assert set(fields) == {"Username", "Password", "Card number", "Street", "Recipient"}
+        login = next(e for e in elements if e.text == "Login")
+        assert fields["Username"].form == fields["Password"].form == login.form is not None
+        assert login.control == "submit"
+        fill = next(c for c in page_candidates(elements, "") if c.kind == "fill" and c.mark == login.mark)
+        assert [f.label for f in fill.fields] == ["Username", "Password"]
+        browsing = Browsing(page.context, page, marks=_centres(elements))
+        for action in fill.actions(["ana", "pw1"]):
+            assert (await execute(browsing, action, 10)).ok
+        assert await page.evaluate("() => [username.value, password.value]") == ["ana", "pw1"]
+
+    _in_page(LABELS, scenario)
+
+
+def test_select_option_chooses_in_a_select_and_a_listbox_and_the_scorer_offers_each_option():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        colour = next(e for e in elements if e.tag == "select")
+        assert (colour.control, colour.label, colour.text) == ("select", "Colour", "Red")
+        assert colour.options == ["Red", "Green", "Blue"]  # not the disabled one
+        size = next(e for e in elements if e.control == "listbox")
+        assert (size.text, size.options) == ("Small Large", ["Small", "Large"])
+        offered = [c.option for c in page_candidates(elements, "") if c.mark == colour.mark]
+        assert offered == ["Red", "Green", "Blue"]
+        browsing = Browsing(page.context, page, marks=_centres(elements))
+        done = await execute(browsing, Action(name="select_option", mark=colour.mark, text="Green"), 10)
+        assert done.ok and 'chose "Green" in <select> "Colour"' in done.feedback
+        assert await page.evaluate("() => document.querySelector('#out').textContent") == "changed to Green"
+        refused = await execute(browsing, Action(name="select_option", mark=colour.mark, text="Mauve"), 10)
+        assert not refused.ok and '"Red", "Green", "Grey", "Blue"' in refused.feedback
+        grey = await execute(browsing, Action(name="select_option", mark=colour.mark, text="Grey"), 10)
+        assert "disabled" in grey.feedback
+        assert (await execute(browsing, Action(name="select_option", mark=size.mark, text="large"), 10)).ok
+        selected = await page.evaluate("() => [...document.querySelectorAll('[role=option]')]"
+                                       ".map(o => o.getAttribute('aria-selected'))")
+        assert selected == ["false", "true"]
+
+    _in_page(SELECT, scenario)
+
+
+def test_back_on_the_first_page_of_a_tab_is_refused_and_works_after_a_navigation():
+    async def scenario(browser: Browser) -> None:
+        context = await browser.new_context()
+        page = await context.new_page()
+        await page.goto("data:text/html,<p>one</p>")
+        browsing = Browsing(context, page)
+        refused = await execute(browsing, Action(name="back"), 10)
+        assert not refused.ok and "no earlier page" in refused.feedback and page.url.startswith("data:")
+        await page.goto("data:text/html,<p>two</p>")
+        done = await execute(browsing, Action(name="back"), 10)
+        assert done.ok and "one" in await page.content()
+        await context.close()
+
+    run_in_browser(scenario)
