@@ -9,8 +9,8 @@ far as the words of earlier choices (and the text they typed) match it. From the
 candidate: its best clause and how far that clause is done, how it ranks against the page's other
 candidates, and for an answer line how its label matches the question; per decision: how much of the
 task is still undone (what "Done." must wait for) and whether anything on the page matches at all
-(when to scroll), and whether a candidate's clause is the first one still undone (the
-order the task asks in).
+(when to scroll), and where a candidate stands in the order of the task's clauses and of the
+page (the first element that matches a clause and was not chosen yet).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ such as "Only me" or "No preference" is made of words those drop."""
 NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 from webgym.policies.scorer.embeddings import TextEmbeddings
 
-RELATION_SCALARS = 17
+RELATION_SCALARS = 19
 DESCRIBED = re.compile(r'"([^"]*)"')
 GROUP = re.compile(r"\(([^()\"]*)\)\s*$")
 NEGATION = re.compile(r"\b(no|not|nothing|none|without|never|except|don't|doesn't|off|remove|untick|uncheck)\b", re.I)
@@ -126,6 +126,11 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
     served = recalls[elements].max(axis=0) >= 0.5 if elements and n_clauses else np.zeros(n_clauses, dtype=bool)
     following = next((k for k in range(n_clauses) if acted[k] < 0.5 and served[k]), None)
     rows[:, 16] = (bests == following) & (rows[:, 1] >= 0.5) if following is not None else 0.0
+    # page order: the oracle works through a form top to bottom
+    rows[elements, 17] = np.arange(len(elements)) / max(len(elements) - 1, 1)
+    first = next((i for i in elements if rows[i, 1] >= 0.5 and not rows[i, 10]), None)
+    if first is not None:
+        rows[first, 18] = 1.0
     return rows
 
 

@@ -61,10 +61,13 @@ def test_a_toggle_knows_its_clause_and_whether_that_clause_was_acted_on():
     assert sms[1] > email[1] and only_me[1] > email[1]  # they cover their clause better than the toggle it omits
     assert sms[14] == 0.0 > email[14]  # the best match on the page, and one below it
     assert sms[4] == 0.0 and sms[16] == 1.0  # its clause is the first one undone
+    assert sms[18] == 1.0 and only_me[18] == 0.0  # and it is the first element of the page that the task asks for
     after = _relations(TASK, SETTINGS, "", (Chosen('click toggle "SMS alerts" (Alerts)'),))
-    sms_after, only_me_after = after['click toggle "SMS alerts" (Alerts)'], after['click toggle "Only me" (Profile visibility)']
+    sms_after = after['click toggle "SMS alerts" (Alerts)']
+    only_me_after = after['click toggle "Only me" (Profile visibility)']
     assert sms_after[4] > 0.5 and sms_after[10] == 1.0  # done, and chosen before
     assert only_me_after[16] == 1.0 and sms_after[16] == 0.0  # the next clause to act on is the profile's
+    assert only_me_after[18] == 1.0 and sms_after[18] == 0.0
 
 
 def test_done_sees_the_task_undone_until_every_clause_was_acted_on():
