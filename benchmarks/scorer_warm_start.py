@@ -48,7 +48,7 @@ def main() -> None:
     lake = Lake(str(Path(args.lake).resolve()))
     accepted = accepted_rows(lake, WARM_START, "sft")
     if accepted.empty:
-        parser.error(f"{args.lake}: no steps accepted at iteration {WARM_START} under sft (run a main job's warm start)")
+        parser.error(f"{args.lake}: no steps accepted at iteration {WARM_START} under sft (run a main job first)")
     embed = scorer_embeddings(settings)
     scorer = init_scorer(settings)
     samples, problems = scorer_samples(episode_rows(lake, accepted, "steps"),

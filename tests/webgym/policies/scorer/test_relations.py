@@ -49,8 +49,8 @@ SETTINGS = [_toggle(1, "SMS alerts", "Alerts"), _toggle(2, "Email alerts", "Aler
 
 def _relations(task: str, elements, page_text: str, history: tuple[Chosen, ...] = ()) -> dict[str, np.ndarray]:
     candidates = page_candidates(elements, page_text)
-    rows = relation_scalars(task, clauses(task), "Lumen Bank: settings /settings", [(c.text, c.typed) for c in history], candidates,
-                            TextEmbeddings(WordVectors()))
+    rows = relation_scalars(task, clauses(task), "Lumen Bank: settings /settings", [(c.text, c.typed) for c in history],
+                            candidates, TextEmbeddings(WordVectors()))
     return {c.text: row for c, row in zip(candidates, rows, strict=True)}
 
 
