@@ -95,18 +95,21 @@ def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
     tasks = tables.read_table("tasks")
     settings = load_config(profile).policy.scorer
     embed = scorer_embeddings(settings)
-    samples_by_history: dict[int, list[ScorerSample]] = {}
+    samples_by_reading: dict[tuple[int, str], list[ScorerSample]] = {}
     out = []
     for path in checkpoints:
         scorer = load_scorer(path)
-        if scorer.history not in samples_by_history:
-            samples, problems = scorer_samples(steps, trajectories, tasks, every_step, embed, scorer.history)
+        reading = (scorer.history, scorer.architecture)
+        if reading not in samples_by_reading:
+            samples, problems = scorer_samples(steps, trajectories, tasks, every_step, embed, scorer.history,
+                                               architecture=scorer.architecture)
             for problem in problems:
                 print(f"decisions: skipped {problem}", file=sys.stderr)
-            samples_by_history[scorer.history] = samples
-        samples = samples_by_history[scorer.history]
+            samples_by_reading[reading] = samples
+        samples = samples_by_reading[reading]
         best, fields_right = greedy_decisions(scorer.net, samples, done_margin=settings.done_margin)
-        out.append({"checkpoint": scorer.checkpoint_id, "path": str(path), "episodes": len(trajectories),
+        out.append({"checkpoint": scorer.checkpoint_id, "architecture": scorer.architecture, "path": str(path),
+                    "episodes": len(trajectories),
                     "done_margin": settings.done_margin,
                     **summarise(samples, best, fields_right)})
     return out

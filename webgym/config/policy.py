@@ -50,6 +50,11 @@ class ScorerConfig(Section):
     hidden: int = Field(default=256, ge=8, description="Width of the MLP's hidden layers.")
     dropout: float = Field(default=0.1, ge=0, lt=1, description="Dropout in training (off when acting).")
     history: int = Field(default=3, ge=0, description="Earlier actions the scorer reads (their mean embedding).")
+    architecture: Literal["mlp", "relational"] = Field(
+        default="mlp", description="The network of a fresh scorer (a checkpoint keeps its own): mlp reads the task as "
+                                   "one vector; relational also reads how each candidate relates to the task's "
+                                   "clauses (word-level MaxSim over MiniLM vectors: which clause it answers, whether "
+                                   "that clause was acted on, which answer line's label fits the question).")
     temperature: float = Field(
         default=1.0, gt=0, description="Softmax temperature of the candidates' scores when sampling (rollouts).")
     greedy: bool = Field(

@@ -31,7 +31,8 @@ class Fitted:
     """Accepted steps that could not be rebuilt into samples (skipped, named)."""
 
 
-def _episodes(lake: Lake, accepted: pd.DataFrame, table: str) -> pd.DataFrame:
+def episode_rows(lake: Lake, accepted: pd.DataFrame, table: str) -> pd.DataFrame:
+    """The rows of `table` (steps, trajectories) of the episodes whose steps were accepted."""
     return lake.read_table(table, filter=ds.field("trajectory_id").isin(sorted(set(accepted["trajectory_id"]))))
 
 
@@ -44,9 +45,10 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
 
     scorer = load_scorer(base) if base else open_scorer(config.policy.scorer)
     embed = scorer_embeddings(config.policy.scorer)
-    samples, problems = scorer_samples(_episodes(lake, accepted, "steps"), _episodes(lake, accepted, "trajectories"),
+    samples, problems = scorer_samples(episode_rows(lake, accepted, "steps"),
+                                       episode_rows(lake, accepted, "trajectories"),
                                        lake.read_table("tasks"), accepted, embed, scorer.history,
-                                       relabel=config.train.objective == "dagger")
+                                       relabel=config.train.objective == "dagger", architecture=scorer.architecture)
     embed.flush()
     reference = load_scorer(config.train.reference) if config.train.reference else None
     result = train_scorer(scorer, samples, config.train, reference, tracker)

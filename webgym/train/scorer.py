@@ -65,7 +65,7 @@ def _actions(raw: object) -> list[Action]:
 
 def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame, accepted: pd.DataFrame,
                    embed: TextEmbeddings, history: int = 3,
-                   relabel: bool = False) -> tuple[list[ScorerSample], list[str]]:
+                   relabel: bool = False, architecture: str = "mlp") -> tuple[list[ScorerSample], list[str]]:
     """Samples for the accepted (trajectory_id, t) rows (with weight and advantage), rebuilt from
     their trajectories' steps in order, and one problem line per step that could not be rebuilt
     (it is skipped; the rest go on). An oracle step gives one sample per decision it makes. With
@@ -109,7 +109,7 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
                                         list(task_phrases), int(row.t), horizon)
                     weight, advantage = wanted.loc[key]
                     sample = ScorerSample(name + (f".{n}" if len(choices) > 1 else ""),
-                                          _compact(flat_features(decision, embed, history)),
+                                          _compact(flat_features(decision, embed, history, architecture)),
                                           candidates.index(candidate), weight=float(weight),
                                           advantage=0.0 if pd.isna(advantage) else float(advantage))
                     if candidate.kind == "fill":
@@ -347,7 +347,7 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfi
             break
     net.eval()
     trained = Scorer(net, f"scorer-{weights_id(net)}", scorer.hidden, scorer.dropout, scorer.history,
-                     base=scorer.checkpoint_id)
+                     base=scorer.checkpoint_id, architecture=scorer.architecture)
     metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, samples),
                "train/samples": float(len(samples)), "train/epochs": float(len(history)),
                "train/steps": float(steps), "train/lr": engine.lr(), "train/seconds": time.monotonic() - started}

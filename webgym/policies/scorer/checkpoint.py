@@ -1,5 +1,6 @@
 """Scorer checkpoints: a directory with config.json and model.safetensors, whose id (a hash of the
-weights) is the policy version rollouts record."""
+weights) is the policy version rollouts record. config.json names the network's architecture
+(features.ARCHITECTURES); a checkpoint written before there was a choice has none and is the MLP."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from safetensors.torch import load_file, save_file
 from webgym.checkpoints import CheckpointError, new_checkpoint_dir
 from webgym.config import ScorerConfig
 from webgym.embeddings import MODEL_NAME
+from webgym.policies.scorer.features import ARCHITECTURES
 from webgym.policies.scorer.network import ScorerNet
 
 
@@ -27,6 +29,7 @@ class Scorer:
     dropout: float
     history: int
     base: str | None = None
+    architecture: str = "mlp"
 
 
 CONFIG_FILE = "config.json"
@@ -37,9 +40,10 @@ def init_scorer(config: ScorerConfig) -> Scorer:
     """An untrained scorer, its weights drawn from `config.seed` (the same seed gives the same scorer)."""
     generator_state = torch.random.get_rng_state()
     torch.manual_seed(config.seed)
-    net = ScorerNet(config.hidden, config.dropout)
+    net = ScorerNet(config.hidden, config.dropout, config.architecture)
     torch.random.set_rng_state(generator_state)
-    return Scorer(net, f"scorer-init-s{config.seed}", config.hidden, config.dropout, config.history)
+    name = f"scorer-init-s{config.seed}" + ("" if config.architecture == "mlp" else f"-{config.architecture}")
+    return Scorer(net, name, config.hidden, config.dropout, config.history, architecture=config.architecture)
 
 
 
@@ -58,7 +62,8 @@ def save_scorer(scorer: Scorer, path: str | Path) -> Path:
     with new_checkpoint_dir(path) as staging:
         save_file({k: v.contiguous() for k, v in scorer.net.state_dict().items()}, str(staging / WEIGHTS_FILE))
         meta = {"checkpoint_id": scorer.checkpoint_id, "base": scorer.base, "hidden": scorer.hidden,
-                "dropout": scorer.dropout, "history": scorer.history, "embedding": MODEL_NAME}
+                "dropout": scorer.dropout, "history": scorer.history, "embedding": MODEL_NAME,
+                "architecture": scorer.architecture}
         (staging / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return Path(path)
 
@@ -71,14 +76,18 @@ def load_scorer(path: str | Path) -> Scorer:
             raise CheckpointError(f"scorer checkpoint {path}: {name} is missing")
     try:
         meta = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
-        net = ScorerNet(int(meta["hidden"]), float(meta["dropout"]))
+        architecture = meta.get("architecture", "mlp")
+        if architecture not in ARCHITECTURES:
+            raise CheckpointError(f"scorer checkpoint {path}: architecture {architecture!r} is not one this version "
+                                  f"knows ({', '.join(ARCHITECTURES)}); it was written by a newer webgym")
+        net = ScorerNet(int(meta["hidden"]), float(meta["dropout"]), architecture)
         net.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
     except (json.JSONDecodeError, KeyError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"scorer checkpoint {path}: unreadable ({str(error).splitlines()[0]})") from None
     if meta.get("embedding", MODEL_NAME) != MODEL_NAME:
         raise CheckpointError(f"scorer checkpoint {path}: trained on {meta['embedding']} embeddings, not {MODEL_NAME}")
     return Scorer(net, meta["checkpoint_id"], int(meta["hidden"]), float(meta["dropout"]), int(meta["history"]),
-                  meta.get("base"))
+                  meta.get("base"), architecture)
 
 
 

@@ -14,8 +14,12 @@ from webgym.embeddings import DIM
 from webgym.policies.scorer.candidates import (KINDS, PHRASE_SOURCES, STOPWORDS, WORD, Candidate, Phrase, field_name,
                                                step_choices)
 from webgym.policies.scorer.embeddings import TextEmbeddings
+from webgym.policies.scorer.relations import RELATION_SCALARS, relation_scalars
 
 FLAT_SCALARS = len(KINDS) + 14
+ARCHITECTURES = ("mlp", "relational")
+"""mlp: the candidate MLP over embeddings and FLAT_SCALARS; relational: the same MLP that also reads how each
+candidate relates to the task's clauses (relations.py, RELATION_SCALARS more scalars)."""
 FIELD_SCALARS = len(PHRASE_SOURCES) + 7
 QUESTION = re.compile(r"\?|^\W*(what|how|which|when|who|where)\b|\baccording to\b", re.I)
 NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
@@ -82,7 +86,7 @@ class FlatFeatures:
     page: np.ndarray  # (D,)
     history: np.ndarray  # (D,) mean of the last actions' vectors, zeros at the first step
     candidates: np.ndarray  # (N, D)
-    scalars: np.ndarray  # (N, FLAT_SCALARS)
+    scalars: np.ndarray  # (N, FLAT_SCALARS), then RELATION_SCALARS more for the relational architecture
 
 
 
@@ -102,8 +106,14 @@ def _one_hot(index: int, size: int) -> list[float]:
 
 
 
-def flat_features(decision: Decision, embed: TextEmbeddings, history: int) -> FlatFeatures:
-    """Embeddings and scalar features of every candidate of a decision."""
+def scalar_count(architecture: str) -> int:
+    """Scalars per candidate an architecture's network reads."""
+    return FLAT_SCALARS + (RELATION_SCALARS if architecture == "relational" else 0)
+
+
+
+def flat_features(decision: Decision, embed: TextEmbeddings, history: int, architecture: str = "mlp") -> FlatFeatures:
+    """Embeddings and scalar features of every candidate of a decision (scalar_count(architecture) each)."""
     recent = [c.text for c in decision.history[-history:]] if history else []
     parts = clauses(decision.task)
     vectors = embed([decision.task, decision.context, *recent, *parts, *(c.text for c in decision.candidates)])
@@ -135,7 +145,12 @@ def flat_features(decision: Decision, embed: TextEmbeddings, history: int) -> Fl
             min(len(target), 10) / 10,
             len(label & task_words) / max(len(label), 1),
         ])
-    return FlatFeatures(task, page, hist, cand, np.asarray(rows, dtype=np.float32).reshape(-1, FLAT_SCALARS))
+    scalars = np.asarray(rows, dtype=np.float32).reshape(-1, FLAT_SCALARS)
+    if architecture == "relational":
+        relations = relation_scalars(decision.task, parts, decision.context,
+                                     [(c.text, c.typed) for c in decision.history], decision.candidates, embed)
+        scalars = np.concatenate([scalars, relations], axis=1)
+    return FlatFeatures(task, page, hist, cand, scalars)
 
 
 

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from webgym.embeddings import DIM
-from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
+from webgym.policies.scorer.features import FIELD_SCALARS, FieldFeatures, FlatFeatures, scalar_count
 
 
 class _MLP(nn.Module):
@@ -29,11 +29,13 @@ class _MLP(nn.Module):
 
 
 class ScorerNet(nn.Module):
-    """Two MLPs: candidate scores (one per candidate) and fill-field option scores."""
+    """Two MLPs: candidate scores (one per candidate) and fill-field option scores. The `architecture`
+    (features.ARCHITECTURES) sets how many scalars per candidate the first one reads."""
 
-    def __init__(self, hidden: int = 256, dropout: float = 0.1) -> None:
+    def __init__(self, hidden: int = 256, dropout: float = 0.1, architecture: str = "mlp") -> None:
         super().__init__()
-        self.flat = _MLP(4 * DIM + FLAT_SCALARS, 3 * DIM, hidden, dropout)
+        self.architecture = architecture
+        self.flat = _MLP(4 * DIM + scalar_count(architecture), 3 * DIM, hidden, dropout)
         self.field = _MLP(4 * DIM + FIELD_SCALARS, DIM, max(hidden // 2, 8), dropout)
 
     def candidate_scores(self, task: torch.Tensor, page: torch.Tensor, history: torch.Tensor,

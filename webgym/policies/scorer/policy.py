@@ -56,7 +56,8 @@ class ScorerPolicy:
         net = self.scorer.net.eval()
         with torch.no_grad():
             done = torch.tensor([c.kind == "done" for c in decision.candidates])
-            index, logprob = self._pick(candidate_logits(net, flat_features(decision, self.embed, self.scorer.history)),
+            index, logprob = self._pick(candidate_logits(net, flat_features(decision, self.embed, self.scorer.history,
+                                                                                self.scorer.architecture)),
                                         done)
             candidate = decision.candidates[index]
             typed: list[str | None] = []
