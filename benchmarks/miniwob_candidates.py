@@ -1,7 +1,7 @@
 """What the observation layer offers on MiniWoB++ pages: episodes a simple scripted agent completes by
 choosing among the scorer's candidates, per task.
 
-    .venv/bin/python benchmarks/miniwob_candidates.py [--seeds 10] [--task click-link ...] [--scorer [CKPT]]
+    .venv/bin/python benchmarks/miniwob_candidates.py [--seeds 10] [--task click-link ...]
 
 The agent sees what the scorer sees (the set-of-marks elements and `page_candidates`) and picks by
 rules over the utterance: when it asks for typing, fill the fields with its quoted phrases (matched
@@ -13,9 +13,8 @@ missing shows that too. The same rules run on an older checkout (PYTHONPATH at i
 before figure; `watch_listeners` is used when the checkout has it. The task's own JavaScript reward
 decides success (raw reward > 0), as `webgym.sites.miniwob.judge` does.
 
-With --scorer the set-of-marks scorer acts instead (untrained, seed 0, greedy, unless a checkpoint is
-given), through the project's own rollout (`collect`, the episode's horizon 10 as the main job's
-external kind), judged by the exact judge on the task's own reward.
+How a policy (a scorer checkpoint) does on the same pages, through the user's own rollout and judge, is
+benchmarks/external.py.
 """
 
 from __future__ import annotations
@@ -130,75 +129,12 @@ async def run(tasks: list[str], seeds: int) -> None:
             await browser.close()
 
 
-def scorer_run(tasks: list[str], seeds: int, checkpoint: str | None) -> None:
-    """Per task, the episodes the scorer completes through the rollout (see the module docstring)."""
-    import datetime as dt
-    import tempfile
-
-    import pandas as pd
-
-    from stages.judge.episode import episodes
-    from stages.judge.exact import exact_judgment
-    from webgym.config import EnvConfig, RolloutConfig
-    from webgym.config.policy import ScorerConfig
-    from webgym.env.safety import UrlPolicy
-    from webgym.lake import Lake
-    from webgym.policies.base import task_specs
-    from webgym.policies.scorer.checkpoint import open_scorer
-    from webgym.policies.scorer.embeddings import scorer_embeddings
-    from webgym.policies.scorer.policy import ScorerPolicy
-    from webgym.rollout.collect import collect, episode_specs
-    from webgym.rollout.site_state import MiniwobStateReader, StateReaders, start_miniwob_episode
-
-    runs = [(task, seed) for task in tasks for seed in range(seeds)]
-    said = asyncio.run(miniwob.seeded_utterances(runs))
-    now = dt.datetime.now(dt.UTC)
-    rows = pd.DataFrame([miniwob.task_row(task, seed, said[(task, seed)], now) for task, seed in runs])
-    settings = RolloutConfig(default_horizon=10)
-    specs = episode_specs(task_specs(rows), iteration=0, config=settings, run_key="mw", purpose="evaluation")
-    config = ScorerConfig(checkpoint=checkpoint, greedy=True)
-    policy = ScorerPolicy(open_scorer(config), scorer_embeddings(config), temperature=config.temperature,
-                          greedy=True, seed=config.seed, done_margin=config.done_margin)
-    lake = Lake(tempfile.mkdtemp(prefix="miniwob-scorer-"))
-    started = time.monotonic()
-
-    async def scenario() -> None:
-        with SiteServer([], static={miniwob.HOST: miniwob.html_root()}) as server:
-            async with async_playwright() as playwright:
-                browser = await launch_browser(playwright, site_hosts=server.host_map())
-                try:
-                    await collect(specs, policy, browser, lake, settings, EnvConfig(observation="set_of_marks"),
-                                  UrlPolicy(site_hosts=frozenset({miniwob.HOST}), allow_public=False),
-                                  StateReaders(MiniwobStateReader()), prepare=start_miniwob_episode)
-                finally:
-                    await browser.close()
-
-    asyncio.run(scenario())
-    policy.close()
-    trajectories, steps = lake.read_table("trajectories"), lake.read_table("steps")
-    found, _ = episodes(trajectories, rows, steps)
-    wins = {task: 0 for task in tasks}
-    names = {miniwob.task_id(task, seed): task for task, seed in runs}
-    for episode_found in found:
-        if exact_judgment(episode_found).success:
-            wins[names[episode_found.task_id]] += 1
-    for task in tasks:
-        print(f"{task:24s} {wins[task]:3d}/{seeds}", flush=True)
-    print(f"{'all':24s} {sum(wins.values()):3d}/{len(runs)}  ({time.monotonic() - started:.0f} s, "
-          f"{len(found)} episodes judged)")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10, help="Seeds 0..N-1 per task.")
     parser.add_argument("--task", action="append", help="Only these tasks (repeatable).")
-    parser.add_argument("--scorer", nargs="?", const="", default=None,
-                        help="The scorer acts instead (a checkpoint directory, or none: untrained).")
     args = parser.parse_args()
-    if args.scorer is None:
-        asyncio.run(run(args.task or TASKS, args.seeds))
-    else:
-        scorer_run(args.task or TASKS, args.seeds, args.scorer or None)
+    asyncio.run(run(args.task or TASKS, args.seeds))
 
 
 if __name__ == "__main__":
