@@ -5,8 +5,10 @@
 
 Runs the user's own path in a lake of its own (--out/lake): the MiniWoB++ tasks are added as the build adds
 them (stages/external.py: each seeded utterance read in Chromium) and made test tasks held out as `external`,
-then `webgym rollout --split test` with the policy (greedy for the scorer, as evaluations act) and `webgym judge
-run` (the exact judge pays the page's own reward). A rerun reuses the lake and its finished episodes.
+then `webgym evaluate` with the policy: one greedy episode per task, with the profile's "Done." margin for the
+scorer, judged by the exact judge on the page's own reward, as the nightly evaluates every checkpoint. A rerun
+reuses the lake and its finished episodes; use one --out per task list (an evaluation takes every test task of
+its lake).
 
 Seeds start at --first-seed (default 100), apart from the seeds the main job evaluates (0 onwards), so this is an
 independent sample of the same pages. --tasks N takes the first N of the task list in sorted order (default:
@@ -52,8 +54,7 @@ def family_of(task: str) -> str:
 
 def _webgym(profile: Path, lake: Path, *args: str) -> None:
     command = [sys.executable, "-m", "webgym.cli", "--config", str(profile), "--data-dir", str(lake), *args]
-    shown = [a for a in command[2:] if a != "--task" and not a.startswith("miniwob/")]
-    print("$", " ".join(shown), "(the tasks as --task)" if "--task" in args else "", file=sys.stderr, flush=True)
+    print("$", " ".join(command[2:]), file=sys.stderr, flush=True)
     subprocess.run(command, check=True, cwd=ROOT)
 
 
@@ -100,23 +101,21 @@ def main() -> None:
     lake_dir = out / "lake"
     profile = out / "profile.yaml"
     profile.write_text(f"extends: {Path(args.profile).resolve()}\nprofile: miniwob-benchmark\n"
-                       "taskset:\n  miniwob:\n    tasks: []\n", encoding="utf-8")
+                       f"policy:\n  kind: {args.policy}\ntaskset:\n  miniwob:\n    tasks: []\n", encoding="utf-8")
     _webgym(profile, lake_dir, "init")
     lake = Lake(str(lake_dir))
     _add_tasks(lake, MiniwobConfig(tasks=names, seeds=args.seeds, first_seed=args.first_seed))
     ids = [miniwob.task_id(t, s) for t in names for s in seeds]
-    rollout = ["rollout", "--split", "test", "--policy", args.policy, "--iteration", "0"]
+    evaluate = ["evaluate", "--iteration", "0"]
     if args.checkpoint:
-        rollout += ["--checkpoint", str(Path(args.checkpoint).resolve())]
-    _webgym(profile, lake_dir, *rollout, *[a for i in ids for a in ("--task", i)])
-    _webgym(profile, lake_dir, "judge", "run", "--iteration", "0")
+        evaluate += ["--checkpoint", str(Path(args.checkpoint).resolve())]
+    _webgym(profile, lake_dir, *evaluate)
 
-    from webgym import warehouse
-
-    verdicts = warehouse.query(lake, f"""
-        SELECT t.source_id, v.success FROM trajectories tr JOIN verdicts v USING (trajectory_id)
-        JOIN tasks t USING (task_id) WHERE t.source = 'miniwob' AND tr.task_id IN ({", ".join(f"'{i}'" for i in ids)})""")
-    verdicts["task"] = verdicts["source_id"].str.rsplit("/", n=1).str[0]
+    evals = lake.read_table("evals")
+    evals = evals[evals["task_id"].isin(ids)]
+    latest = evals.groupby("evaluation")["evaluated_at"].max().idxmax()  # this run's evaluation
+    verdicts = evals[evals["evaluation"] == latest].drop_duplicates("task_id")
+    verdicts["task"] = verdicts["task_id"].str.split("/").str[1]
     verdicts["family"] = verdicts["task"].map(family_of)
     result = {"policy": args.policy, "checkpoint": args.checkpoint, "tasks": len(names), "seeds": seeds,
               **rate_summary(int(verdicts["success"].sum()), len(verdicts)),
