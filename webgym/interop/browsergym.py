@@ -119,6 +119,21 @@ class ProjectPlaywright:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._playwright(), name)
 
+    def stop(self) -> None:
+        """Stop the real Playwright, if started; the next use starts a new one."""
+        if self._real is not None:
+            self._real.stop()
+            self._real = None
+
+
+def release_browsers() -> None:
+    """Stop the Playwright BrowserGym's browsers run on. Playwright's sync API keeps an event loop running in the
+    thread that started it until it stops, so `asyncio.run` (the project's own rollouts) fails in that thread until
+    then; call this when done with the environments (the next episode starts it again)."""
+    current = browsergym.core._PLAYWRIGHT
+    if isinstance(current, ProjectPlaywright):
+        current.stop()
+
 
 def use_project_browser() -> None:
     """Make browsergym launch the project's Chromium (module docstring); once per process."""

@@ -3,6 +3,8 @@ project's actions and answers, and an episode through gym.make/reset/step judged
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from schemas.steps import Action
@@ -18,7 +20,7 @@ from browsergym.core.action.highlevel import HighLevelActionSet  # noqa: E402
 from browsergym.utils.obs import flatten_axtree_to_str, flatten_dom_to_str, prune_html  # noqa: E402
 
 from webgym.interop.browsergym import (  # noqa: E402
-    ProjectPlaywright, agent_answer, browsergym_action, oracle_actions, register)
+    ProjectPlaywright, agent_answer, browsergym_action, oracle_actions, register, release_browsers)
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*Overriding environment")  # the tests register the mini site again
 
@@ -117,3 +119,5 @@ def test_an_episode_through_gym_is_judged_by_the_projects_verifier(mini):
             env.close()
     finally:
         server.stop()
+        release_browsers()
+    asyncio.run(asyncio.sleep(0))  # the thread is free for the project's own rollouts again
