@@ -1,8 +1,9 @@
 """One rollout shard end to end: tasks in, trajectories and steps in the lake out.
 
 Starts what the shard's tasks need (a site server on a free port for synthetic tasks, serving
-MiniWoB++'s pages too for its tasks, Chromium mapped to it, the configured policy), runs `collect`, and logs periodic counts: episodes done,
-steps per second, and success so far (exact verdicts for synthetic tasks, answered otherwise).
+MiniWoB++'s pages too for its tasks, Chromium mapped to it, the configured policy), runs `collect`,
+and logs periodic counts: episodes done, steps per second, and success so far (exact verdicts for
+synthetic and MiniWoB++ tasks, answered otherwise).
 A shard is self-contained, so the flow can run shards in threads, Dask or Ray workers alike.
 """
 
