@@ -9,12 +9,14 @@ sample, the replay draw and the sample order; the test split (which sites are he
 A seed that finished is not run again (its lake would gain iterations); an interrupted one resumes.
 Every checkpoint is evaluated greedily on --eval-tasks tasks of each held-out kind (same family: unseen
 sites of training families; unseen family: families never trained on), the same tasks at every
-iteration of a seed.
+iteration of a seed, and on the profile's external MiniWoB++ tasks, which are reported as their own kind
+and kept out of "all" (the synthetic kinds together) and of the targets.
 
 It prints one JSON line: per seed and pooled over the seeds, success with its 95% Wilson interval per
-point (untrained, warm start, iterations) and held-out kind, hard-band success, the training rollouts'
-success, the promotion decisions, the targets of issue 15 with whether each is met, and the seconds each
-seed took; and it writes the figures to --out/learning_curve.json and the plot to --out/learning_curve.png.
+point (untrained, warm start, iterations) and held-out kind, hard-band success, each point paired task for
+task with the warm start (tasks gained, tasks lost, exact McNemar p), the training rollouts' success, the
+promotion decisions, the targets of issue 48 with whether each is met, and the seconds each seed took;
+and it writes the figures to --out/learning_curve.json and the plot to --out/learning_curve.png.
 """
 
 from __future__ import annotations
@@ -34,11 +36,16 @@ import pandas as pd  # noqa: E402
 from stages.iterations import TRAJECTORY_COLUMNS, next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
-from webgym.stats import rate_summary, wilson_interval  # noqa: E402
+from webgym.stats import mcnemar_exact, rate_summary, wilson_interval  # noqa: E402
 from webgym.warehouse import query  # noqa: E402
 
-KINDS = {"site": "same family", "family": "unseen family"}
+KINDS = {"site": "same family", "family": "unseen family", "external": "external"}
 """evals.held_out -> how the curve names it."""
+WARM_START = "warm start"
+TARGETS = {"all_last": 0.45, "unseen_family_last": 0.30, "hard_band_last": 0.25, "hard_band_episodes": 40,
+           "nights_add": 0.12, "nights_add_p": 0.01, "nights_add_every_seed": 0.06}
+"""Issue 48's targets: success at the last night (all synthetic kinds, unseen family, hard band on enough
+hard episodes) and what the nights add over the warm start (pooled, paired, and on every seed)."""
 
 
 def seed_profile(base: Path, seed: int, out: Path, eval_tasks: int, iterations: int | None) -> Path:
@@ -76,9 +83,9 @@ def run_seed(profile: Path, home: Path) -> float:
     return seconds
 
 
-def seed_points(lake: Lake) -> pd.DataFrame:
-    """One row per (point, kind) of the seed's headline evaluation: episodes and successes, for the held-out
-    kinds, all of them together, and the hard band. Points in order: untrained, warm start, iterations."""
+def headline_evals(lake: Lake) -> pd.DataFrame:
+    """The evals rows of the seed's headline test evaluation (the one that covers most iterations), each
+    with its point: untrained, warm start or it<N>."""
     evals = lake.read_table("evals")
     evals = evals[evals["split"] == "test"]
     headline = evals.groupby("evaluation")["iteration"].nunique().idxmax()
@@ -86,12 +93,44 @@ def seed_points(lake: Lake) -> pd.DataFrame:
     trained = set(lake.read_table("checkpoints", columns=["checkpoint_id"])["checkpoint_id"])
     untrained = ~evals["checkpoint"].isin(trained)
     evals = evals.assign(point=evals["iteration"].map(lambda i: f"it{i}").where(~untrained, "untrained"))
-    evals.loc[(evals["iteration"] == 0) & ~untrained, "point"] = "warm start"
+    evals.loc[(evals["iteration"] == 0) & ~untrained, "point"] = WARM_START
+    return evals
+
+
+def synthetic(evals: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the synthetic sites' held-out kinds (the external MiniWoB++ tasks left out)."""
+    return evals[evals["held_out"] != "external"]
+
+
+def seed_points(evals: pd.DataFrame) -> pd.DataFrame:
+    """One row per (point, kind) of the headline evaluation: episodes and successes, for each held-out
+    kind, the synthetic kinds together ("all") and their hard band. Points in order: untrained, warm
+    start, iterations."""
     order = evals.groupby("point")["evaluated_at"].min().sort_values().index.tolist()
+    ours = synthetic(evals)
     groups = [evals.assign(kind=evals["held_out"].map(KINDS).fillna("same family")),
-              evals.assign(kind="all"), evals[evals["difficulty_band"] == "hard"].assign(kind="hard band")]
+              ours.assign(kind="all"), ours[ours["difficulty_band"] == "hard"].assign(kind="hard band")]
     rows = pd.concat(groups).groupby(["point", "kind"])["success"].agg(episodes="count", successes="sum").reset_index()
     return rows.assign(order=rows["point"].map(order.index)).sort_values(["order", "kind"])
+
+
+def seed_pairs(evals: pd.DataFrame) -> pd.DataFrame:
+    """Each trained point after the warm start against the warm start, task for task on the synthetic
+    held-out kinds: paired episodes, tasks only the point solved (gained) and only the warm start solved
+    (lost). A task evaluated twice at a point is paired by its order of evaluation."""
+    ours = synthetic(evals).sort_values("evaluated_at")
+    ours = ours.assign(occurrence=ours.groupby(["point", "held_out", "task_id"]).cumcount())
+    outcome = ours.pivot_table(index=["held_out", "task_id", "occurrence"], columns="point", values="success",
+                               aggfunc="max")
+    order = ours.groupby("point")["evaluated_at"].min().sort_values().index.tolist()
+    later = order[order.index(WARM_START) + 1:] if WARM_START in order else []
+    rows = []
+    for point in later:
+        both = outcome[[WARM_START, point]].dropna().astype(bool)
+        rows.append({"point": point, "paired": len(both),
+                     "gained": int((both[point] & ~both[WARM_START]).sum()),
+                     "lost": int((~both[point] & both[WARM_START]).sum())})
+    return pd.DataFrame(rows, columns=["point", "paired", "gained", "lost"])
 
 
 def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:
@@ -101,28 +140,43 @@ def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:
     return [{"iteration": int(r.iteration), **rate_summary(int(r.k), int(r.n))} for r in frame.itertuples()]
 
 
-def targets(pooled: pd.DataFrame) -> dict:
-    """Issue 15's targets on the curve pooled over the seeds."""
-    def success(point: str, kind: str) -> float:
-        row = pooled[(pooled["point"] == point) & (pooled["kind"] == kind)]
+def targets(pooled: pd.DataFrame, per_seed: dict[int, pd.DataFrame], pairs: pd.DataFrame) -> dict:
+    """Issue 48's targets (TARGETS) on the curve pooled over the seeds, each seed's own curve and the
+    pooled pairs of the last point with the warm start."""
+    def success(frame: pd.DataFrame, point: str, kind: str) -> float:
+        row = frame[(frame["point"] == point) & (frame["kind"] == kind)]
         return float(row["successes"].sum() / row["episodes"].sum()) if len(row) else float("nan")
 
     points = pooled.drop_duplicates("point").sort_values("order")["point"].tolist()
     last = points[-1]
-    gain = success(last, "same family") - success("untrained", "same family")
     drops = []
     for before, after in zip(points[1:], points[2:], strict=False):
         row = pooled[(pooled["point"] == after) & (pooled["kind"] == "all")].iloc[0]
         low, high = wilson_interval(int(row["successes"]), int(row["episodes"]))
-        drops.append({"point": after, "drop": success(before, "all") - success(after, "all"),
+        drops.append({"point": after, "drop": success(pooled, before, "all") - success(pooled, after, "all"),
                       "interval_half_width": (high - low) / 2})
+    hard = pooled[(pooled["point"] == last) & (pooled["kind"] == "hard band")]["episodes"].sum()
+    gain = success(pooled, last, "all") - success(pooled, WARM_START, "all")
+    seed_gains = {seed: success(frame, last, "all") - success(frame, WARM_START, "all")
+                  for seed, frame in per_seed.items()}
+    paired = pairs[pairs["point"] == last]
+    gained, lost = int(paired["gained"].sum()), int(paired["lost"].sum())
+    p = mcnemar_exact(gained, lost)
     return {
-        "same_family_gain_points": round(100 * gain, 1), "same_family_gain_met": gain >= 0.25,
+        "last_point": last,
+        "all_last": success(pooled, last, "all"), "all_last_met": success(pooled, last, "all") >= TARGETS["all_last"],
+        "unseen_family_last": success(pooled, last, "unseen family"),
+        "unseen_family_last_met": success(pooled, last, "unseen family") >= TARGETS["unseen_family_last"],
+        "hard_band_last": success(pooled, last, "hard band"), "hard_band_episodes": int(hard),
+        "hard_band_last_met": hard >= TARGETS["hard_band_episodes"]
+        and success(pooled, last, "hard band") >= TARGETS["hard_band_last"],
+        "nights_add_points": round(100 * gain, 1), "nights_add_met": gain >= TARGETS["nights_add"],
+        "nights_add_gained": gained, "nights_add_lost": lost, "nights_add_p": p,
+        "nights_add_significant": gained > lost and p < TARGETS["nights_add_p"],
+        "nights_add_per_seed_points": {seed: round(100 * g, 1) for seed, g in seed_gains.items()},
+        "nights_add_every_seed_met": all(g >= TARGETS["nights_add_every_seed"] for g in seed_gains.values()),
         "never_falls_by_more_than_its_interval": all(d["drop"] <= d["interval_half_width"] for d in drops),
         "falls": drops,
-        "hard_band_last": success(last, "hard band"), "hard_band_above_zero": success(last, "hard band") > 0,
-        "unseen_family_last": success(last, "unseen family"), "unseen_family_untrained": success("untrained", "unseen family"),
-        "unseen_family_above_untrained": success(last, "unseen family") > success("untrained", "unseen family"),
     }
 
 
@@ -134,7 +188,8 @@ def plot(per_seed: dict[int, pd.DataFrame], pooled: pd.DataFrame, path: Path) ->
 
     points = pooled.drop_duplicates("point").sort_values("order")["point"].tolist()
     figure, axis = plt.subplots(figsize=(8, 4.5))
-    for offset, kind in enumerate(["same family", "unseen family", "all"]):
+    kinds = [k for k in ("same family", "unseen family", "all", "external") if k in set(pooled["kind"])]
+    for offset, kind in enumerate(kinds):
         rows = pooled[pooled["kind"] == kind].set_index("point").loc[points]
         bounds = [wilson_interval(int(k), int(n)) for k, n in zip(rows["successes"], rows["episodes"], strict=True)]
         success = rows["successes"] / rows["episodes"]
@@ -167,7 +222,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "reports" / "learning_curve"), help="Where the seeds' lakes go.")
     args = parser.parse_args()
     out = Path(args.out).resolve()
-    per_seed, rollouts, promotions, seconds = {}, {}, {}, {}
+    per_seed, pairs, rollouts, promotions, seconds = {}, {}, {}, {}, {}
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     for seed in seeds:
         home = out / f"seed{seed}"
@@ -176,7 +231,9 @@ def main() -> None:
         print(f"learning_curve: seed {seed}: main job in {home} (log: {home / 'nightly.log'})", file=sys.stderr, flush=True)
         seconds[seed] = round(run_seed(profile, home), 1)
         lake = Lake(home / "lake")
-        per_seed[seed] = seed_points(lake)
+        evals = headline_evals(lake)
+        per_seed[seed] = seed_points(evals)
+        pairs[seed] = seed_pairs(evals)
         rollouts[seed] = seed_rollouts(lake, profile)
         promotions[seed] = lake.read_table("promotions")[["iteration", "checkpoint_id", "promoted", "reason"]] \
             .sort_values("iteration").to_dict("records")
@@ -188,9 +245,17 @@ def main() -> None:
         return [{"point": r.point, "kind": r.kind, **rate_summary(int(r.successes), int(r.episodes))}
                 for r in frame.itertuples()]
 
+    def paired(frame: pd.DataFrame) -> list[dict]:
+        return [{"point": r.point, "paired": int(r.paired), "gained": int(r.gained), "lost": int(r.lost),
+                 "mcnemar_p": mcnemar_exact(int(r.gained), int(r.lost))} for r in frame.itertuples()]
+
+    pooled_pairs = pd.concat(pairs.values()).groupby("point", as_index=False, sort=False)[
+        ["paired", "gained", "lost"]].sum()
     summary = {"seeds": seeds, "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks,
-               "pooled": curve(pooled), "targets": targets(pooled),
-               "per_seed": {seed: {"curve": curve(frame), "rollouts": rollouts[seed], "promotions": promotions[seed],
+               "pooled": curve(pooled), "pooled_against_warm_start": paired(pooled_pairs),
+               "targets": targets(pooled, per_seed, pooled_pairs),
+               "per_seed": {seed: {"curve": curve(frame), "against_warm_start": paired(pairs[seed]),
+                                   "rollouts": rollouts[seed], "promotions": promotions[seed],
                                    "seconds": seconds[seed]} for seed, frame in per_seed.items()},
                "seconds": round(sum(seconds.values()), 1)}
     (out / "learning_curve.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")

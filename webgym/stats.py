@@ -1,5 +1,6 @@
 """Statistics every success rate is shown with: the 95% Wilson score interval, which stays inside [0, 1]
-and keeps its width at small counts and rates near 0 or 1, where the normal interval collapses."""
+and keeps its width at small counts and rates near 0 or 1, where the normal interval collapses; and the
+exact McNemar test, which says whether two policies run on the same tasks differ."""
 
 from __future__ import annotations
 
@@ -28,6 +29,17 @@ def rate_summary(successes: int, episodes: int) -> dict:
     low, high = wilson_interval(successes, episodes)
     return {"episodes": int(episodes), "successes": int(successes),
             "success": successes / episodes if episodes else None, "ci95": [round(low, 4), round(high, 4)]}
+
+
+def mcnemar_exact(gained: int, lost: int) -> float:
+    """Two-sided exact McNemar p-value of a paired comparison: `gained` tasks only the new policy solved,
+    `lost` only the old one did (tasks both or neither solved say nothing about the difference). Under no
+    difference each discordant task is a fair coin, so p is twice the smaller binomial tail, at most 1."""
+    n = gained + lost
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(gained, lost) + 1)) / 2**n
+    return min(1.0, 2 * tail)
 
 
 WILSON_SQL = f"""

@@ -1,11 +1,12 @@
-"""The 95% Wilson interval every success rate is shown with, in Python and in the warehouse's SQL."""
+"""The 95% Wilson interval every success rate is shown with, in Python and in the warehouse's SQL, and the exact
+McNemar test of paired comparisons."""
 
 from __future__ import annotations
 
 import duckdb
 import pytest
 
-from webgym.stats import WILSON_SQL, wilson_interval
+from webgym.stats import WILSON_SQL, mcnemar_exact, wilson_interval
 
 
 @pytest.mark.parametrize(("successes", "n", "low", "high"), [
@@ -43,3 +44,18 @@ def test_the_interval_always_holds_the_rate_itself_in_python_and_sql():
         SELECT count(*) FROM (SELECT k, n FROM range(1, 121) AS a(n), LATERAL (SELECT range AS k FROM range(0, n + 1)))
         WHERE NOT (wilson_low(k, n) <= k / n AND k / n <= wilson_high(k, n))""").fetchone()[0]
     assert outside == 0
+
+
+@pytest.mark.parametrize(("gained", "lost", "p"), [
+    (8, 3, 0.2266),      # 2 * (1 + 11 + 55 + 165) / 2**11
+    (3, 8, 0.2266),      # the same test either way round
+    (13, 2, 0.007385),   # 2 * (1 + 15 + 105) / 2**15
+    (30, 5, 2.2362e-5),  # 2 * (1 + 35 + 595 + 6545 + 52360 + 324632) / 2**35
+    (10, 0, 0.001953),   # 2 / 2**10
+])
+def test_mcnemar_matches_hand_computed_binomial_tails(gained, lost, p):
+    assert mcnemar_exact(gained, lost) == pytest.approx(p, rel=2e-3)
+
+
+def test_mcnemar_without_a_difference_says_nothing():
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(6, 6) == 1.0
