@@ -28,7 +28,7 @@ from webgym import warehouse
 from webgym.config import project_path
 from webgym.figures import FigureSpec, Panel, embedded, no_data, render_figure, table_html
 from webgym.lake import Lake
-from webgym.stats import wilson_interval
+from webgym.stats import mcnemar_exact, wilson_interval
 
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
 
@@ -146,6 +146,59 @@ def heldout_success(con: duckdb.DuckDBPyConnection) -> str:
             + table_html(by_band[["point", "difficulty_band", "episodes", "successes", "success_rate"]],
                      "heldout-success-by-band")
             + listed)
+
+
+def against_warm_start(con: duckdb.DuckDBPyConnection) -> str:
+    """What the nights add over imitation: every point after the warm start of the headline evaluation,
+    paired with the warm start task for task (the same sample every iteration), per held-out kind and all
+    kinds together: tasks gained, tasks lost and the exact McNemar p of the difference. Counts side by side
+    with overlapping intervals cannot say that; the pairs can."""
+    found = con.execute(HEADLINE_EVALUATION).fetchall()
+    if not found:
+        return no_data("no evaluation on held-out tasks in the evals table")
+    evaluation = found[0][0]
+    points = _points(con, evaluation)
+    warm = points[points["point"] == "it0 warm start"]
+    if warm.empty:
+        return no_data(f"{evaluation} has no warm-start point (iteration 0 with a checkpoint) to pair with")
+    episodes = con.execute("""
+        SELECT iteration, checkpoint, coalesce(held_out, 'site') AS held_out, task_id, success,
+               row_number() OVER (PARTITION BY iteration, checkpoint, task_id ORDER BY evaluated_at, trajectory_id)
+                   AS occurrence
+        FROM evals WHERE evaluation = ?""", [evaluation]).df()
+    key = ["held_out", "task_id", "occurrence"]
+    base = episodes.merge(warm[["iteration", "checkpoint"]], on=["iteration", "checkpoint"])[[*key, "success"]]
+    later = points[points["evaluated_at"] > warm["evaluated_at"].iloc[0]]
+    rows = []
+    for point in later.itertuples():
+        mine = episodes[(episodes["iteration"] == point.iteration) & (episodes["checkpoint"] == point.checkpoint)]
+        paired = mine[[*key, "success"]].merge(base, on=key, suffixes=("", "_warm"))
+        for kind, group in [("all", paired), *paired.groupby("held_out", sort=True)]:
+            gained = int((group["success"] & ~group["success_warm"]).sum())
+            lost = int((~group["success"] & group["success_warm"]).sum())
+            rows.append({"point": point.point, "held_out": kind, "paired": len(group),
+                         "warm_start_successes": int(group["success_warm"].sum()),
+                         "successes": int(group["success"].sum()), "gained": gained, "lost": lost,
+                         "mcnemar_p": mcnemar_exact(gained, lost)})
+    if not rows:
+        return no_data(f"{evaluation} has no point after the warm start yet")
+    table = pd.DataFrame(rows)
+    overall = table[table["held_out"] == "all"]
+    fig = Figure(figsize=(7, 3.2), layout="constrained")
+    axis = fig.subplots()
+    x = range(len(overall))
+    axis.bar(x, overall["gained"], color="tab:green", label="gained (only this point solves)")
+    axis.bar(x, -overall["lost"], color="tab:red", label="lost (only the warm start solves)")
+    axis.axhline(0, color="#444", linewidth=0.8)
+    axis.set_xticks(list(x), overall["point"], rotation=20)
+    axis.set_ylabel("tasks")
+    axis.set_title(f"paired with the warm start, all held-out kinds ({evaluation})")
+    axis.legend(fontsize="small")
+    caption = ("Each point after the warm start against the warm start on the same held-out tasks: tasks it solves "
+               "that the warm start did not (up) and the reverse (down). The table gives them per held-out kind "
+               "with the exact McNemar p of the difference (small: the nights changed what is solved; large: "
+               "the difference is what chance would give). View eval_success's episodes, table evals.")
+    return embedded(fig, caption) + table_html(table, "against-warm-start-by-kind")
 
 
 def _websites(splits: pd.DataFrame) -> list[str]:
@@ -290,6 +343,7 @@ def provenance(con: duckdb.DuckDBPyConnection) -> str:
 
 SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
     ("heldout-success", "Held-out success", heldout_success),
+    ("against-warm-start", "What the nights add over the warm start", against_warm_start),
     *((spec.anchor, spec.heading, partial(render_figure, spec)) for spec in FIGURES),
     ("checkpoints", "Checkpoints", checkpoints),
     ("promotions", "Promotions", promotions),

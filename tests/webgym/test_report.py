@@ -26,7 +26,7 @@ from webgym.cli import app
 from webgym.stats import wilson_interval
 
 runner = CliRunner()
-PLOT_SECTIONS = ["heldout-success", "training-success", "training", "wall-time", "same-screenshot", "episode-length",
+PLOT_SECTIONS = ["heldout-success", "against-warm-start", "training-success", "training", "wall-time", "same-screenshot", "episode-length",
                  "task-set", "llm-calls", "throughput"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -183,6 +183,13 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
         ("it2 kept it1", "site", "2", "2")]  # "other" is not mixed in
     assert (float(heldout[6]["ci_low"]), float(heldout[6]["ci_high"])) == pytest.approx(wilson_interval(3, 4), abs=1e-3)
     assert [r["evaluation"] for r in _records(report.tables["other-evaluations"])] == ["scorer-1-def"]
+    # the warm start solved t4's first episode; it1 also t4's second and t3's first, it2 t4's second only
+    paired = {(r["point"], r["held_out"]): (r["paired"], r["warm_start_successes"], r["successes"], r["gained"],
+                                            r["lost"]) for r in _records(report.tables["against-warm-start-by-kind"])}
+    assert paired == {("it1", "all"): ("4", "1", "3", "2", "0"), ("it1", "family"): ("2", "0", "1", "1", "0"),
+                      ("it1", "site"): ("2", "1", "2", "1", "0"), ("it2 kept it1", "all"): ("4", "1", "2", "1", "0"),
+                      ("it2 kept it1", "family"): ("2", "0", "0", "0", "0"),
+                      ("it2 kept it1", "site"): ("2", "1", "2", "1", "0")}
     by_band = {(r["point"], r["difficulty_band"]): float(r["success_rate"])
                for r in _records(report.tables["heldout-success-by-band"])}
     assert by_band == {("untrained", "easy"): 0.0, ("untrained", "hard"): 0.0, ("it0 warm start", "easy"): 0.5,
