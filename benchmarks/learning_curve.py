@@ -15,8 +15,9 @@ and kept out of "all" (the synthetic kinds together) and of the targets.
 It prints one JSON line: per seed and pooled over the seeds, success with its 95% Wilson interval per
 point (untrained, warm start, iterations) and held-out kind, hard-band success, each point paired task for
 task with the warm start (tasks gained, tasks lost, exact McNemar p), the training rollouts' success, the
-promotion decisions, the targets of issue 48 with whether each is met, and the seconds each seed took;
-and it writes the figures to --out/learning_curve.json and the plot to --out/learning_curve.png.
+promotion decisions and how many validation refused, the targets of issue 48 with whether each is met, and
+the seconds each seed took; and it writes the figures to --out/learning_curve.json and the plot to
+--out/learning_curve.png.
 """
 
 from __future__ import annotations
@@ -257,6 +258,8 @@ def main() -> None:
                "per_seed": {seed: {"curve": curve(frame), "against_warm_start": paired(pairs[seed]),
                                    "rollouts": rollouts[seed], "promotions": promotions[seed],
                                    "seconds": seconds[seed]} for seed, frame in per_seed.items()},
+               "promotions_refused": sum(not d["promoted"] for made in promotions.values() for d in made),
+               "promotions_decided": sum(len(made) for made in promotions.values()),
                "seconds": round(sum(seconds.values()), 1)}
     (out / "learning_curve.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     plot(per_seed, pooled, out / "learning_curve.png")
