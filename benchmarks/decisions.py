@@ -13,8 +13,10 @@ checkpoint for its greedy choice at each of them, on the same decisions, with th
 
 Prints one JSON line per checkpoint and writes them all to --out/decisions.json: decisions, matched (the
 best-scored candidate and every fill field's best option are the oracle's), per oracle candidate kind
-the decisions and matched, and early_done (decisions where the oracle goes on and the checkpoint would
-answer "Done."). The decisions of one episode are not independent, so no interval is given. A gain here
+the decisions and matched, early_done (decisions where the oracle goes on and the checkpoint would
+answer "Done."), issue 48's targets with whether each is met, and for every checkpoint after the first,
+paired with the first on the same decisions: those only it matches (gained) and only the first matches
+(lost), with the exact McNemar p. The decisions of one episode are not independent, so no interval is given. A gain here
 need not show in episodes, which need every decision right: in README's study two scalars raised the
 matched share by 2-4 points on three seeds while held-out success did not rise.
 """
@@ -38,10 +40,13 @@ from webgym.lake import Lake  # noqa: E402
 from webgym.policies.scorer.candidates import KINDS  # noqa: E402
 from webgym.policies.scorer.checkpoint import load_scorer  # noqa: E402
 from webgym.policies.scorer.embeddings import scorer_embeddings  # noqa: E402
+from webgym.stats import mcnemar_exact  # noqa: E402
 from webgym.train.scorer import ScorerSample, greedy_decisions, scorer_samples  # noqa: E402
 
 ITERATION = 1000
 """The demonstrations' iteration in the copied lake, apart from any night's."""
+TARGETS = {"all": 0.80, "toggle": 0.80, "done": 0.85, "answer": 0.60, "scroll_down": 0.50}
+"""Issue 48's matched shares: overall and per oracle kind."""
 
 
 def copy_lake(lake: Path, out: Path) -> Path:
@@ -66,20 +71,37 @@ def kind_of(sample: ScorerSample, candidate: int) -> str:
     return KINDS[int(np.argmax(sample.flat.scalars[candidate, :len(KINDS)]))]
 
 
+def matches(samples: list[ScorerSample], best: np.ndarray, fields_right: np.ndarray) -> np.ndarray:
+    """Per decision, whether it matches the oracle: its best candidate is the oracle's and so is every fill
+    field's best option."""
+    return np.array([int(pick) == sample.chosen and bool(ok)
+                     for sample, pick, ok in zip(samples, best, fields_right, strict=True)], dtype=bool)
+
+
 def summarise(samples: list[ScorerSample], best: np.ndarray, fields_right: np.ndarray) -> dict:
-    """Matched decisions overall and per oracle kind, and the oracle's steps on which it would answer "Done."."""
+    """Matched decisions overall and per oracle kind, the oracle's steps on which it would answer "Done.", and
+    TARGETS with whether each is met."""
     by_kind: dict[str, dict[str, int]] = {}
-    matched = early_done = 0
-    for sample, pick, fields_ok in zip(samples, best, fields_right, strict=True):
+    early_done = 0
+    right = matches(samples, best, fields_right)
+    for sample, pick, matched in zip(samples, best, right, strict=True):
         want, got = kind_of(sample, sample.chosen), kind_of(sample, int(pick))
-        right = int(pick == sample.chosen and fields_ok)
         counts = by_kind.setdefault(want, {"decisions": 0, "matched": 0})
         counts["decisions"] += 1
-        counts["matched"] += right
-        matched += right
+        counts["matched"] += int(matched)
         early_done += int(want != "done" and got == "done")
-    return {"decisions": len(samples), "matched": matched, "matched_share": matched / max(len(samples), 1),
-            "early_done": early_done, "by_oracle_kind": dict(sorted(by_kind.items()))}
+    shares = {kind: c["matched"] / c["decisions"] for kind, c in by_kind.items()}
+    shares["all"] = float(right.mean()) if len(right) else 0.0
+    targets = {kind: {"share": round(shares[kind], 4), "target": target, "met": shares[kind] >= target}
+               for kind, target in TARGETS.items() if kind in shares}
+    return {"decisions": len(samples), "matched": int(right.sum()), "matched_share": shares["all"],
+            "early_done": early_done, "by_oracle_kind": dict(sorted(by_kind.items())), "targets": targets}
+
+
+def paired(right: np.ndarray, first: np.ndarray) -> dict:
+    """A checkpoint's matches against the first checkpoint's on the same decisions."""
+    gained, lost = int((right & ~first).sum()), int((~right & first).sum())
+    return {"gained": gained, "lost": lost, "mcnemar_p": mcnemar_exact(gained, lost)}
 
 
 def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
@@ -96,7 +118,8 @@ def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
     settings = load_config(profile).policy.scorer
     embed = scorer_embeddings(settings)
     samples_by_reading: dict[tuple[int, str], list[ScorerSample]] = {}
-    out = []
+    out: list[dict] = []
+    first: np.ndarray | None = None
     for path in checkpoints:
         scorer = load_scorer(path)
         reading = (scorer.history, scorer.architecture)
@@ -108,10 +131,14 @@ def study(profile: Path, lake: Path, checkpoints: list[Path]) -> list[dict]:
             samples_by_reading[reading] = samples
         samples = samples_by_reading[reading]
         best, fields_right = greedy_decisions(scorer.net, samples, done_margin=settings.done_margin)
+        right = matches(samples, best, fields_right)
+        first = right if first is None else first
+        against = paired(right, first) if len(right) == len(first) else None  # another reading skipped others
         out.append({"checkpoint": scorer.checkpoint_id, "architecture": scorer.architecture, "path": str(path),
                     "episodes": len(trajectories),
                     "done_margin": settings.done_margin,
-                    **summarise(samples, best, fields_right)})
+                    **summarise(samples, best, fields_right),
+                    **({"against_first": against} if out and against else {})})
     return out
 
 

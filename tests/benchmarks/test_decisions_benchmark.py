@@ -1,6 +1,6 @@
 """The decisions benchmark counts what it claims: a decision matches only when its candidate and every fill
-field's option are the oracle's, counts are kept per oracle kind, and an early "Done." is one the oracle
-would not have answered."""
+field's option are the oracle's, counts are kept per oracle kind, an early "Done." is one the oracle
+would not have answered, the targets read the shares, and checkpoints are paired decision by decision."""
 
 from __future__ import annotations
 
@@ -41,6 +41,16 @@ def test_matches_per_oracle_kind_and_early_done():
     assert summary["by_oracle_kind"] == {"done": {"decisions": 1, "matched": 1},
                                          "fill": {"decisions": 2, "matched": 1},
                                          "link": {"decisions": 2, "matched": 1}}
+    # issue 48's targets, for the kinds there are decisions of
+    assert summary["targets"] == {"all": {"share": 0.6, "target": 0.8, "met": False},
+                                  "done": {"share": 1.0, "target": 0.85, "met": True}}
+
+
+def test_a_checkpoint_is_paired_with_the_first_decision_by_decision():
+    first = np.array([True, True, False, False, True])
+    other = np.array([True, False, True, True, True])
+    assert bench.paired(other, first) == {"gained": 2, "lost": 1, "mcnemar_p": 1.0}
+    assert bench.paired(first, first)["gained"] == bench.paired(first, first)["lost"] == 0
 
 
 def test_a_folder_that_is_no_lake_and_a_lake_without_demonstrations_are_named(tmp_path, lake):
