@@ -1,7 +1,7 @@
 """Learning curve of the nightly loop over several seeds: does held-out success rise, and by how much.
 
     .venv/bin/python benchmarks/learning_curve.py --seeds 3 [--first-seed 0] [--profile configs/local.yaml]
-        [--eval-tasks 90] [--iterations N] [--out reports/learning_curve]
+        [--eval-tasks 90] [--iterations N] [--out reports/learning_curve] [--base OUT]
 
 Each seed runs the main job itself (`webgym nightly` on the profile, in its own lake under --out), with
 that seed for the scorer's initial weights and sampling, the training batches and the evaluation's task
@@ -17,7 +17,8 @@ point (untrained, warm start, iterations) and held-out kind, hard-band success, 
 task with the warm start (tasks gained, tasks lost, exact McNemar p), the training rollouts' success, the
 promotion decisions and how many validation refused, the targets of issue 48 with whether each is met, and
 the seconds each seed took; and it writes the figures to --out/learning_curve.json and the plot to
---out/learning_curve.png.
+--out/learning_curve.png. With --base (another arm's --out, run with the same seeds: the default, for a
+lever) each point is also paired task for task with the same point of the base arm.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,23 +117,46 @@ def seed_points(evals: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(order=rows["point"].map(order.index)).sort_values(["order", "kind"])
 
 
+def outcomes(evals: pd.DataFrame) -> pd.DataFrame:
+    """Success per synthetic held-out episode (rows: held-out kind, task, its occurrence at the point, so a
+    task evaluated twice at a point is paired by its order of evaluation) and point (columns, in order)."""
+    ours = synthetic(evals).sort_values("evaluated_at")
+    ours = ours.assign(occurrence=ours.groupby(["point", "held_out", "task_id"]).cumcount())
+    table = ours.pivot_table(index=["held_out", "task_id", "occurrence"], columns="point", values="success",
+                             aggfunc="max")
+    return table[ours.groupby("point")["evaluated_at"].min().sort_values().index.tolist()]
+
+
+def _paired(point: str, new: pd.Series, old: pd.Series) -> dict:
+    both = pd.concat([new.rename("new"), old.rename("old")], axis=1).dropna().astype(bool)
+    return {"point": point, "paired": len(both), "gained": int((both["new"] & ~both["old"]).sum()),
+            "lost": int((~both["new"] & both["old"]).sum())}
+
+
+PAIR_COLUMNS = ["point", "paired", "gained", "lost"]
+
+
 def seed_pairs(evals: pd.DataFrame) -> pd.DataFrame:
     """Each trained point after the warm start against the warm start, task for task on the synthetic
     held-out kinds: paired episodes, tasks only the point solved (gained) and only the warm start solved
-    (lost). A task evaluated twice at a point is paired by its order of evaluation."""
-    ours = synthetic(evals).sort_values("evaluated_at")
-    ours = ours.assign(occurrence=ours.groupby(["point", "held_out", "task_id"]).cumcount())
-    outcome = ours.pivot_table(index=["held_out", "task_id", "occurrence"], columns="point", values="success",
-                               aggfunc="max")
-    order = ours.groupby("point")["evaluated_at"].min().sort_values().index.tolist()
-    later = order[order.index(WARM_START) + 1:] if WARM_START in order else []
-    rows = []
-    for point in later:
-        both = outcome[[WARM_START, point]].dropna().astype(bool)
-        rows.append({"point": point, "paired": len(both),
-                     "gained": int((both[point] & ~both[WARM_START]).sum()),
-                     "lost": int((~both[point] & both[WARM_START]).sum())})
-    return pd.DataFrame(rows, columns=["point", "paired", "gained", "lost"])
+    (lost)."""
+    table = outcomes(evals)
+    points = table.columns.tolist()
+    later = points[points.index(WARM_START) + 1:] if WARM_START in points else []
+    return pd.DataFrame([_paired(point, table[point], table[WARM_START]) for point in later], columns=PAIR_COLUMNS)
+
+
+def arm_pairs(evals: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """Each point against the same point of another arm run with the same seed (so on the same held-out
+    tasks), task for task: gained are tasks only this arm solved, lost only the base arm."""
+    mine, theirs = outcomes(evals), outcomes(base)
+    return pd.DataFrame([_paired(point, mine[point], theirs[point]) for point in mine.columns if point in theirs],
+                        columns=PAIR_COLUMNS)
+
+
+def pool_pairs(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Pairs of several seeds summed per point (points in the first seed's order)."""
+    return pd.concat(frames).groupby("point", as_index=False, sort=False)[["paired", "gained", "lost"]].sum()
 
 
 def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:
@@ -221,9 +246,12 @@ def main() -> None:
                         help="Held-out tasks per held-out kind every checkpoint is evaluated on (90: 180 episodes).")
     parser.add_argument("--iterations", type=int, default=None, help="Iterations per seed (default: the profile's).")
     parser.add_argument("--out", default=str(ROOT / "reports" / "learning_curve"), help="Where the seeds' lakes go.")
+    parser.add_argument("--base", default=None,
+                        help="Another arm's --out (the default's, for a lever): each point is paired task for task with "
+                             "the same point of the same seed there (seeds it lacks are left out).")
     args = parser.parse_args()
     out = Path(args.out).resolve()
-    per_seed, pairs, rollouts, promotions, seconds = {}, {}, {}, {}, {}
+    per_seed, pairs, against_base, rollouts, promotions, seconds = {}, {}, {}, {}, {}, {}
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     for seed in seeds:
         home = out / f"seed{seed}"
@@ -235,6 +263,9 @@ def main() -> None:
         evals = headline_evals(lake)
         per_seed[seed] = seed_points(evals)
         pairs[seed] = seed_pairs(evals)
+        base_lake = Path(args.base).resolve() / f"seed{seed}" / "lake" if args.base else None
+        if base_lake is not None and (base_lake / "evals").is_dir():
+            against_base[seed] = arm_pairs(evals, headline_evals(Lake(base_lake)))
         rollouts[seed] = seed_rollouts(lake, profile)
         promotions[seed] = lake.read_table("promotions")[["iteration", "checkpoint_id", "promoted", "reason"]] \
             .sort_values("iteration").to_dict("records")
@@ -250,12 +281,14 @@ def main() -> None:
         return [{"point": r.point, "paired": int(r.paired), "gained": int(r.gained), "lost": int(r.lost),
                  "mcnemar_p": mcnemar_exact(int(r.gained), int(r.lost))} for r in frame.itertuples()]
 
-    pooled_pairs = pd.concat(pairs.values()).groupby("point", as_index=False, sort=False)[
-        ["paired", "gained", "lost"]].sum()
-    summary = {"seeds": seeds, "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks,
+    pooled_pairs = pool_pairs(pairs.values())
+    base_summary = {"base": args.base, "against_base_seeds": sorted(against_base),
+                    "pooled_against_base": paired(pool_pairs(against_base.values()))} if against_base else {}
+    summary = {"seeds": seeds, "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks, **base_summary,
                "pooled": curve(pooled), "pooled_against_warm_start": paired(pooled_pairs),
                "targets": targets(pooled, per_seed, pooled_pairs),
                "per_seed": {seed: {"curve": curve(frame), "against_warm_start": paired(pairs[seed]),
+                                   **({"against_base": paired(against_base[seed])} if seed in against_base else {}),
                                    "rollouts": rollouts[seed], "promotions": promotions[seed],
                                    "seconds": seconds[seed]} for seed, frame in per_seed.items()},
                "promotions_refused": sum(not d["promoted"] for made in promotions.values() for d in made),

@@ -15,6 +15,7 @@ from tests.benchmarks import load_benchmark
 from tests.conftest import NOW, rows
 from webgym import PROJECT_ROOT
 from webgym.config import load_config
+from webgym.lake import Lake
 
 bench = load_benchmark("learning_curve")
 
@@ -75,6 +76,24 @@ def test_each_later_point_is_paired_task_for_task_with_the_warm_start(lake):
     # it1: gained site 3, 4 and family 6, 7; lost site 0 and family 5; the external tasks are not paired
     assert pairs.loc["it1"].tolist() == [20, 4, 2]
     assert pairs.loc["it2"].tolist() == [20, 0, 0]  # the same tasks as the warm start: nothing either way
+    pooled = bench.pool_pairs([pairs.reset_index(), pairs.reset_index()]).set_index("point")
+    assert pooled.loc["it1"].tolist() == [40, 8, 4]
+
+
+def test_an_arm_is_paired_point_by_point_with_the_base_arm_of_the_same_seed(tmp_path):
+    lever, base = Lake(str(tmp_path / "lever")), Lake(str(tmp_path / "base"))
+    for arm in (lever, base):
+        arm.write_table("checkpoints", rows([
+            Checkpoint(checkpoint_id=c, iteration=i, path=f"/{c}", objective="sft", metrics={}, created_at=NOW)
+            for c, i in (("warm", 0), ("c1", 1))]))
+        evals(arm, "scorer-init", 0, {"site": 0, "family": 0}, at=0)
+    evals(lever, "warm", 0, {}, solved={"site": {0, 1, 2, 3}, "family": {5}, "external": set(range(10))}, at=1)
+    evals(base, "warm", 0, {}, solved={"site": {0, 1}, "family": {5, 6}, "external": set()}, at=1)
+    evals(lever, "c1", 1, {"site": 5, "family": 0}, at=2)
+    evals(base, "c1", 1, {"site": 5, "family": 0}, at=2)
+    pairs = bench.arm_pairs(bench.headline_evals(lever), bench.headline_evals(base)).set_index("point")
+    assert pairs.loc["warm start"].tolist() == [20, 2, 1]  # site 2 and 3 gained, family 6 lost; external apart
+    assert pairs.loc["it1"].tolist() == [20, 0, 0] and pairs.loc["untrained"].tolist() == [20, 0, 0]
 
 
 def curve(all_: list[int], unseen: list[int], hard: list[int], n: int = 100) -> pd.DataFrame:
