@@ -101,11 +101,9 @@ def test_hundreds_of_concurrent_requests_are_served():
             await client.close()
             return replies
 
-        started = time.monotonic()
         replies = asyncio.run(burst())
-        elapsed = time.monotonic() - started
-    assert len(replies) == 300 and server.peak_in_service > 100
-    assert elapsed < 10
+    assert len(replies) == 300
+    assert server.peak_in_service > 100  # served side by side, not one after another (no wall-clock bound: load varies)
 
 
 def test_errors_timeouts_and_broken_bodies_reach_the_client():
