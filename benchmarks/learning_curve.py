@@ -181,7 +181,7 @@ def targets(pooled: pd.DataFrame, per_seed: dict[int, pd.DataFrame], pairs: pd.D
         low, high = wilson_interval(int(row["successes"]), int(row["episodes"]))
         drops.append({"point": after, "drop": success(pooled, before, "all") - success(pooled, after, "all"),
                       "interval_half_width": (high - low) / 2})
-    hard = pooled[(pooled["point"] == last) & (pooled["kind"] == "hard band")]["episodes"].sum()
+    hard = int(pooled[(pooled["point"] == last) & (pooled["kind"] == "hard band")]["episodes"].sum())
     gain = success(pooled, last, "all") - success(pooled, WARM_START, "all")
     seed_gains = {seed: success(frame, last, "all") - success(frame, WARM_START, "all")
                   for seed, frame in per_seed.items()}
@@ -193,7 +193,7 @@ def targets(pooled: pd.DataFrame, per_seed: dict[int, pd.DataFrame], pairs: pd.D
         "all_last": success(pooled, last, "all"), "all_last_met": success(pooled, last, "all") >= TARGETS["all_last"],
         "unseen_family_last": success(pooled, last, "unseen family"),
         "unseen_family_last_met": success(pooled, last, "unseen family") >= TARGETS["unseen_family_last"],
-        "hard_band_last": success(pooled, last, "hard band"), "hard_band_episodes": int(hard),
+        "hard_band_last": success(pooled, last, "hard band"), "hard_band_episodes": hard,
         "hard_band_last_met": hard >= TARGETS["hard_band_episodes"]
         and success(pooled, last, "hard band") >= TARGETS["hard_band_last"],
         "nights_add_points": round(100 * gain, 1), "nights_add_met": gain >= TARGETS["nights_add"],
