@@ -40,7 +40,7 @@ from webgym.lake import Lake  # noqa: E402
 from webgym.policies.scorer.candidates import KINDS  # noqa: E402
 from webgym.policies.scorer.checkpoint import load_scorer  # noqa: E402
 from webgym.policies.scorer.embeddings import scorer_embeddings  # noqa: E402
-from webgym.stats import mcnemar_exact  # noqa: E402
+from webgym.stats import discordant, mcnemar_exact  # noqa: E402
 from webgym.train.scorer import ScorerSample, greedy_decisions, scorer_samples  # noqa: E402
 
 ITERATION = 1000
@@ -100,7 +100,7 @@ def summarise(samples: list[ScorerSample], best: np.ndarray, fields_right: np.nd
 
 def paired(right: np.ndarray, first: np.ndarray) -> dict:
     """A checkpoint's matches against the first checkpoint's on the same decisions."""
-    gained, lost = int((right & ~first).sum()), int((~right & first).sum())
+    gained, lost = discordant(right, first)
     return {"gained": gained, "lost": lost, "mcnemar_p": mcnemar_exact(gained, lost)}
 
 

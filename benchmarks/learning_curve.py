@@ -39,7 +39,7 @@ import pandas as pd  # noqa: E402
 from stages.iterations import TRAJECTORY_COLUMNS, next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
-from webgym.stats import mcnemar_exact, rate_summary, wilson_interval  # noqa: E402
+from webgym.stats import discordant, mcnemar_exact, rate_summary, wilson_interval  # noqa: E402
 from webgym.warehouse import query  # noqa: E402
 
 KINDS = {"site": "same family", "family": "unseen family", "external": "external"}
@@ -129,8 +129,8 @@ def outcomes(evals: pd.DataFrame) -> pd.DataFrame:
 
 def _paired(point: str, new: pd.Series, old: pd.Series) -> dict:
     both = pd.concat([new.rename("new"), old.rename("old")], axis=1).dropna().astype(bool)
-    return {"point": point, "paired": len(both), "gained": int((both["new"] & ~both["old"]).sum()),
-            "lost": int((~both["new"] & both["old"]).sum())}
+    gained, lost = discordant(both["new"], both["old"])
+    return {"point": point, "paired": len(both), "gained": gained, "lost": lost}
 
 
 PAIR_COLUMNS = ["point", "paired", "gained", "lost"]
@@ -182,7 +182,8 @@ def targets(pooled: pd.DataFrame, per_seed: dict[int, pd.DataFrame], pairs: pd.D
         drops.append({"point": after, "drop": success(pooled, before, "all") - success(pooled, after, "all"),
                       "interval_half_width": (high - low) / 2})
     hard = int(pooled[(pooled["point"] == last) & (pooled["kind"] == "hard band")]["episodes"].sum())
-    gain = success(pooled, last, "all") - success(pooled, WARM_START, "all")
+    last_all, unseen_last, hard_last = (success(pooled, last, kind) for kind in ("all", "unseen family", "hard band"))
+    gain = last_all - success(pooled, WARM_START, "all")
     seed_gains = {seed: success(frame, last, "all") - success(frame, WARM_START, "all")
                   for seed, frame in per_seed.items()}
     paired = pairs[pairs["point"] == last]
@@ -190,12 +191,10 @@ def targets(pooled: pd.DataFrame, per_seed: dict[int, pd.DataFrame], pairs: pd.D
     p = mcnemar_exact(gained, lost)
     return {
         "last_point": last,
-        "all_last": success(pooled, last, "all"), "all_last_met": success(pooled, last, "all") >= TARGETS["all_last"],
-        "unseen_family_last": success(pooled, last, "unseen family"),
-        "unseen_family_last_met": success(pooled, last, "unseen family") >= TARGETS["unseen_family_last"],
-        "hard_band_last": success(pooled, last, "hard band"), "hard_band_episodes": hard,
-        "hard_band_last_met": hard >= TARGETS["hard_band_episodes"]
-        and success(pooled, last, "hard band") >= TARGETS["hard_band_last"],
+        "all_last": last_all, "all_last_met": last_all >= TARGETS["all_last"],
+        "unseen_family_last": unseen_last, "unseen_family_last_met": unseen_last >= TARGETS["unseen_family_last"],
+        "hard_band_last": hard_last, "hard_band_episodes": hard,
+        "hard_band_last_met": hard >= TARGETS["hard_band_episodes"] and hard_last >= TARGETS["hard_band_last"],
         "nights_add_points": round(100 * gain, 1), "nights_add_met": gain >= TARGETS["nights_add"],
         "nights_add_gained": gained, "nights_add_lost": lost, "nights_add_p": p,
         "nights_add_significant": gained > lost and p < TARGETS["nights_add_p"],

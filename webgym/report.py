@@ -28,7 +28,7 @@ from webgym import warehouse
 from webgym.config import project_path
 from webgym.figures import FigureSpec, Panel, embedded, no_data, render_figure, table_html
 from webgym.lake import Lake
-from webgym.stats import mcnemar_exact, wilson_interval
+from webgym.stats import discordant, mcnemar_exact, wilson_interval
 
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
 
@@ -174,8 +174,7 @@ def against_warm_start(con: duckdb.DuckDBPyConnection) -> str:
         mine = episodes[(episodes["iteration"] == point.iteration) & (episodes["checkpoint"] == point.checkpoint)]
         paired = mine[[*key, "success"]].merge(base, on=key, suffixes=("", "_warm"))
         for kind, group in [("all", paired), *paired.groupby("held_out", sort=True)]:
-            gained = int((group["success"] & ~group["success_warm"]).sum())
-            lost = int((~group["success"] & group["success_warm"]).sum())
+            gained, lost = discordant(group["success"], group["success_warm"])
             rows.append({"point": point.point, "held_out": kind, "paired": len(group),
                          "warm_start_successes": int(group["success_warm"].sum()),
                          "successes": int(group["success"].sum()), "gained": gained, "lost": lost,

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 Z95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal."""
 
@@ -29,6 +31,13 @@ def rate_summary(successes: int, episodes: int) -> dict:
     low, high = wilson_interval(successes, episodes)
     return {"episodes": int(episodes), "successes": int(successes),
             "success": successes / episodes if episodes else None, "ci95": [round(low, 4), round(high, 4)]}
+
+
+def discordant(new: np.ndarray, old: np.ndarray) -> tuple[int, int]:
+    """The discordant pairs of two policies' outcomes on the same tasks, in the same order (booleans):
+    tasks only the new one solved (gained) and only the old one solved (lost), what mcnemar_exact takes."""
+    new, old = np.asarray(new, dtype=bool), np.asarray(old, dtype=bool)
+    return int((new & ~old).sum()), int((~new & old).sum())
 
 
 def mcnemar_exact(gained: int, lost: int) -> float:

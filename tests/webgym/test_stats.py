@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from webgym.stats import WILSON_SQL, mcnemar_exact, wilson_interval
+from webgym.stats import WILSON_SQL, discordant, mcnemar_exact, wilson_interval
 
 
 @pytest.mark.parametrize(("successes", "n", "low", "high"), [
@@ -59,3 +59,10 @@ def test_mcnemar_matches_hand_computed_binomial_tails(gained, lost, p):
 
 def test_mcnemar_without_a_difference_says_nothing():
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(6, 6) == 1.0
+
+
+def test_discordant_pairs_count_only_the_tasks_one_policy_solved():
+    new = [True, True, False, False, True]
+    old = [True, False, True, True, False]
+    assert discordant(new, old) == (2, 2) and discordant(new, new) == (0, 0)
+    assert discordant([True, False], [False, False]) == (1, 0)
