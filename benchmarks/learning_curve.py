@@ -249,6 +249,8 @@ def main() -> None:
                         help="Another arm's --out (the default's, for a lever): each point is paired task for task with "
                              "the same point of the same seed there (seeds it lacks are left out).")
     args = parser.parse_args()
+    if args.base and not Path(args.base).is_dir():
+        parser.error(f"--base {args.base}: no such folder (pass another arm's --out, e.g. the default's)")
     out = Path(args.out).resolve()
     per_seed, pairs, against_base, rollouts, promotions, seconds = {}, {}, {}, {}, {}, {}
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))

@@ -6,6 +6,8 @@ start, and the targets are computed from the pooled counts and pairs."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 
 import pandas as pd
 
@@ -133,3 +135,11 @@ def test_the_targets_say_what_is_missed():
     assert not missed["nights_add_significant"]  # 14 against 4: p = 0.03, not under 0.01
     assert missed["nights_add_per_seed_points"] == {0: 6.0, 1: -1.0} and not missed["nights_add_every_seed_met"]
     assert not missed["never_falls_by_more_than_its_interval"]  # 60 -> 30 of 200 is beyond its interval
+
+
+def test_a_base_that_is_no_folder_is_named_before_any_seed_runs(tmp_path):
+    done = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "learning_curve.py"), "--seeds", "1",
+                           "--out", str(tmp_path / "out"), "--base", str(tmp_path / "nowhere")],
+                          capture_output=True, text=True, cwd=PROJECT_ROOT)
+    assert done.returncode == 2 and f"--base {tmp_path / 'nowhere'}: no such folder" in done.stderr
+    assert not (tmp_path / "out").exists()  # no seed was started
