@@ -23,20 +23,24 @@ from flows.reports import RolloutReport
 from flows.runners import task_runner
 from schemas.trajectories import Purpose
 from stages.blocklist import listed_websites
-from stages.sample import batch_seed, evaluation_batch, split_task_ids, training_batch
+from stages.sample import (batch_seed, curriculum_batch, evaluation_batch, split_task_ids, task_outcomes,
+                           training_batch)
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
 from webgym.lake.queries import tasks_by_id
 from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
+from webgym.warehouse import query
 
 log = logging.getLogger(__name__)
 
 
 @task(cache_policy=NO_CACHE)
-def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen: list[str] | None = None) -> list[str]:
+def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen: list[str] | None = None,
+                 iteration: int = 0) -> list[str]:
     """Task ids to roll out: `chosen` when given (each must be a task of `split`), else a training batch by
-    difficulty ratio (blocklist skipped), or the validation or held-out test tasks to evaluate on."""
+    difficulty ratio (blocklist skipped; the frontier curriculum reads the policy's training rollouts of
+    the iterations before `iteration`), or the validation or held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
     in_split = split_task_ids(tasks, split)
@@ -51,7 +55,16 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
         return list(chosen)
     if split == "train":
         blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
-        return training_batch(tasks, size or len(tasks), config.taskset.sample.ratio, seed, blocked)["task_id"].tolist()
+        sample = config.taskset.sample
+        if sample.curriculum == "uniform":
+            return training_batch(tasks, size or len(tasks), sample.ratio, seed, blocked)["task_id"].tolist()
+        outcomes = task_outcomes(lake.read_table("trajectories", columns=["trajectory_id", "task_id", "iteration",
+                                                                          "purpose"]),
+                                 query(lake, "SELECT trajectory_id, success FROM verdicts", config.judge), iteration)
+        batch = curriculum_batch(tasks, outcomes, size or len(tasks), sample.ratio, seed, blocked, sample.retry_share)
+        log.info("frontier curriculum: %d of %d tasks tried before (%d tried in all)",
+                 int(batch["task_id"].isin(outcomes["task_id"]).sum()), len(batch), len(outcomes))
+        return batch["task_id"].tolist()
     return evaluation_batch(tasks, size, seed, split)["task_id"].tolist()
 
 
@@ -96,7 +109,8 @@ def rollout(iteration: int = 0, split: Literal["train", "validation", "test"] = 
     of the same iteration (GRPO's dynamic sampling rolls out more)."""
     config = _with_parameters(load_config(config_path, data_dir), policy, engine, concurrency, group_size, horizons,
                               shards, checkpoint, greedy)
-    ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw), tasks)
+    ids = select_tasks(config, split, size, batch_seed(config.taskset.sample.seed, iteration, split, draw), tasks,
+                       iteration)
     run_key = run_key_for(iteration, split, config.policy.label(config.policy.scorer.greedy), checkpoint, draw)
     purpose = rollout_purpose(split, config.policy.kind)
     parts = _shards(ids, config.rollout.shards)

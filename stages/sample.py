@@ -3,6 +3,12 @@
 Bands are WebGym's (easy 1-3 facts, medium 4-6, hard 7+). Quotas follow the ratio (largest
 remainder); a band with too few tasks gives its shortfall to the others in proportion. Tasks on
 blocklisted websites and test tasks are never drawn.
+
+The frontier curriculum (taskset.sample.curriculum) bends the draw towards what the policy can
+still learn from its own rollouts: a share of the batch re-draws training tasks it failed or
+half-solved (WebRL's curriculum from failures), and the rest is drawn in proportion to p(1 - p),
+p a task's estimated success rate, so tasks it always or never solves come up less often than
+those it half-solves (DAPO's dynamic sampling, before the rollout rather than after).
 """
 
 from __future__ import annotations
@@ -32,26 +38,87 @@ def _quotas(size: int, weights: dict[str, float], available: dict[str, int]) -> 
     return quotas
 
 
+def _draw(rng: np.random.Generator, positions: np.ndarray, n: int, weights: np.ndarray | None) -> np.ndarray:
+    """`n` of `positions` without replacement, in proportion to their `weights` (None: uniformly)."""
+    if weights is None:
+        return rng.choice(positions, size=n, replace=False)
+    chances = weights[positions]
+    return rng.choice(positions, size=n, replace=False, p=chances / chances.sum())
+
+
 def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | None = None, seed: int = 0,
-                   blocklist: Iterable[str] = ()) -> pd.DataFrame:
+                   blocklist: Iterable[str] = (), weights: pd.Series | None = None) -> pd.DataFrame:
     """Up to `size` distinct training tasks: `ratio` weights the bands easy / medium / hard (None:
-    uniform over tasks); the same seed gives the same batch. Fewer when too few tasks qualify."""
+    uniform over tasks); `weights` (positive, by the index of `tasks`) weights the tasks within a band;
+    the same seed gives the same batch. Fewer when too few tasks qualify."""
     unknown = sorted(set(ratio or {}) - set(DIFFICULTY_BANDS))
     if unknown:
         raise ValueError(f"unknown difficulty band(s) {unknown}; bands are {list(DIFFICULTY_BANDS)}")
     rng = np.random.default_rng(seed)
     pool = tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
+    if ratio is not None:
+        pool = pool[pool["difficulty"].notna()]
+    chances = None if weights is None else weights.reindex(pool.index).to_numpy(dtype=float)
     if ratio is None:
-        picked = rng.choice(len(pool), size=min(size, len(pool)), replace=False)
+        picked = _draw(rng, np.arange(len(pool)), min(size, len(pool)), chances)
         return pool.iloc[np.sort(picked)].reset_index(drop=True)
-    pool = pool[pool["difficulty"].notna()]
     bands = pool["difficulty"].map(lambda d: difficulty_band(int(d)))
-    weights = {b: float(ratio.get(b, 0)) for b in DIFFICULTY_BANDS}
-    quotas = _quotas(size, weights, {b: int((bands == b).sum()) for b in DIFFICULTY_BANDS})
-    picked = [rng.choice(np.flatnonzero((bands == b).to_numpy()), size=n, replace=False)
-              for b, n in quotas.items() if n]
+    band_weights = {b: float(ratio.get(b, 0)) for b in DIFFICULTY_BANDS}
+    quotas = _quotas(size, band_weights, {b: int((bands == b).sum()) for b in DIFFICULTY_BANDS})
+    picked = [_draw(rng, np.flatnonzero((bands == b).to_numpy()), n, chances) for b, n in quotas.items() if n]
     rows = np.sort(np.concatenate(picked)) if picked else np.zeros(0, dtype=int)
     return pool.iloc[rows].reset_index(drop=True)
+
+
+def task_outcomes(trajectories: pd.DataFrame, verdicts: pd.DataFrame, before: int) -> pd.DataFrame:
+    """The policy's own training rollouts (purpose train) of the iterations before `before`, per task:
+    tries and successes by their verdicts (unjudged episodes do not count). Earlier iterations only, so
+    an interrupted iteration draws again the batch it first drew."""
+    mine = trajectories.loc[(trajectories["purpose"] == "train") & (trajectories["iteration"] < before),
+                            ["trajectory_id", "task_id"]]
+    judged = mine.merge(verdicts[["trajectory_id", "success"]], on="trajectory_id")
+    judged = judged.assign(success=judged["success"].astype(int))
+    return judged.groupby("task_id", as_index=False).agg(tries=("success", "size"), successes=("success", "sum"))
+
+
+def _skills(tasks: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Each task's family (its site family, else its website) and skill (the goal it shares with the same
+    goal on the family's other sites: the family and the last part of the source id)."""
+    family = tasks["family"].fillna(tasks["website"]).fillna(tasks["task_id"])
+    goal = tasks["source_id"].astype(str).str.rsplit("/", n=1).str[-1]
+    return family, family + "/" + goal
+
+
+def frontier_weights(tasks: pd.DataFrame, outcomes: pd.DataFrame, prior_tries: float = 2.0) -> pd.Series:
+    """p(1 - p) per task (by the index of `tasks`), p its skill's estimated success rate: the skill's
+    successes and tries, shrunk towards its family's rate ((successes + 1) / (tries + 2)) by
+    `prior_tries` pseudo-tries, so an untried skill of a well-known family inherits the family's rate
+    and an untried family weighs 0.25, the most."""
+    family, skill = _skills(tasks)
+    tried = outcomes.merge(pd.DataFrame({"task_id": tasks["task_id"], "family": family, "skill": skill}),
+                           on="task_id")
+    by_family = tried.groupby("family")[["tries", "successes"]].sum()
+    by_skill = tried.groupby("skill")[["tries", "successes"]].sum()
+    family_rate = (family.map(by_family["successes"]).fillna(0) + 1) / (family.map(by_family["tries"]).fillna(0) + 2)
+    rate = ((skill.map(by_skill["successes"]).fillna(0) + prior_tries * family_rate)
+            / (skill.map(by_skill["tries"]).fillna(0) + prior_tries))
+    return rate * (1 - rate)
+
+
+def curriculum_batch(tasks: pd.DataFrame, outcomes: pd.DataFrame, size: int, ratio: dict[str, float] | None,
+                     seed: int, blocklist: Iterable[str] = (), retry_share: float = 0.25) -> pd.DataFrame:
+    """A training batch of the frontier curriculum: up to `retry_share` of `size` re-draws tasks the policy
+    tried and did not always solve (half-solved ones first, then failed ones; the bands do not apply),
+    the rest is `training_batch` over the other tasks weighted by `frontier_weights`."""
+    rng = np.random.default_rng(seed)
+    pool = tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
+    unsolved = outcomes[(outcomes["successes"] < outcomes["tries"]) & outcomes["task_id"].isin(pool["task_id"])]
+    half_solved = rng.permutation(unsolved.loc[unsolved["successes"] > 0, "task_id"].to_numpy())
+    failed = rng.permutation(unsolved.loc[unsolved["successes"] == 0, "task_id"].to_numpy())
+    retried = [*half_solved, *failed][:min(size, int(round(retry_share * size)))]
+    rest = tasks[~tasks["task_id"].isin(retried)]
+    fresh = training_batch(rest, size - len(retried), ratio, seed, blocklist, frontier_weights(rest, outcomes))
+    return pool[pool["task_id"].isin({*retried, *fresh["task_id"]})].reset_index(drop=True)
 
 
 def split_task_ids(tasks: pd.DataFrame, split: str) -> set[str]:

@@ -86,3 +86,32 @@ def test_chosen_tasks_are_rolled_out_as_named_and_unknown_ones_are_refused(tmp_p
     assert select_tasks(config, "train", 1, 0, train[::-1]) == train[::-1]  # size is the chosen list's
     with pytest.raises(MissingInputError, match="1 of the 2 chosen tasks are not train tasks of the lake at .*: nope"):
         select_tasks(config, "train", None, 0, [train[0], "nope"])
+
+
+def test_the_frontier_curriculum_retries_what_earlier_iterations_failed_and_redraws_the_same_batch(tmp_path):
+    from flows.rollout import select_tasks
+    from schemas.judgments import Judgment
+    from schemas.trajectories import Trajectory
+    from tests.conftest import NOW, rows
+    from webgym.config import load_config
+
+    lake = lake_with_site_tasks(tmp_path, ["shop-a", "mail-b"], goals=4)
+    path = tmp_path / "profile.yaml"
+    path.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\ntaskset:\n  sample:\n    ratio: null\n"
+                    "    curriculum: frontier\n    retry_share: 0.5\n")
+    config = load_config(path)
+    train = sorted(lake.read_table("tasks").query("split == 'train'")["task_id"])
+    first = select_tasks.fn(config, "train", 4, 7, None, 1)  # nothing judged yet: a plain draw
+    assert len(first) == 4
+    failed, solved = train[:2], train[2:4]
+    lake.write_table("trajectories", rows([
+        Trajectory(trajectory_id=f"r{i}", task_id=task, iteration=1, purpose="train", policy="scorer",
+                   policy_version="it0", horizon=10, n_steps=2, termination="answered", started_at=NOW, ended_at=NOW)
+        for i, task in enumerate(failed + solved)]))
+    lake.write_table("judgments", rows([
+        Judgment(judgment_id=f"j{i}", trajectory_id=f"r{i}", judge="exact", status="judged", success=task in solved,
+                 reward=float(task in solved), judged_at=NOW) for i, task in enumerate(failed + solved)]))
+    batch = select_tasks.fn(config, "train", 4, 7, None, 2)
+    assert set(failed) <= set(batch) and len(batch) == 4
+    assert batch == select_tasks.fn(config, "train", 4, 7, None, 2)
+    assert select_tasks.fn(config, "train", 4, 7, None, 1) == first  # its own rollouts do not change a resumed draw

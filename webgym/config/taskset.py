@@ -186,6 +186,17 @@ class SampleConfig(Section):
         description="Relative weight of the difficulty bands easy (1-3 facts), medium (4-6), hard (7+) in a batch; "
                     "null draws uniformly over tasks.")
     seed: int = Field(default=0, description="Seed of the draw; the same seed gives the same batch.")
+    curriculum: Literal["uniform", "frontier"] = Field(
+        default="uniform",
+        description="uniform: every qualifying task of a band is as likely. frontier (stages/sample.py): part of "
+                    "each batch re-draws training tasks the policy failed or half-solved in earlier iterations "
+                    "(retry_share), the rest is drawn in proportion to p(1 - p), p the estimated success rate of "
+                    "the task's goal on its site family, so goals the policy always or never solves come up less "
+                    "often than those it half-solves (WebRL's curriculum from failures, DAPO's dynamic sampling).")
+    retry_share: float = Field(
+        default=0.25, ge=0, le=1,
+        description="frontier: at most this share of a batch re-draws tried, not always solved tasks (half-solved "
+                    "first).")
 
 
 class MiniwobConfig(Section):
