@@ -28,6 +28,7 @@ from webgym import warehouse
 from webgym.config import project_path
 from webgym.figures import FigureSpec, Panel, embedded, no_data, render_figure, table_html
 from webgym.lake import Lake
+from webgym.policies.scorer.agreement import labelled_decisions
 from webgym.stats import discordant, mcnemar_exact, wilson_interval
 
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
@@ -200,6 +201,49 @@ def against_warm_start(con: duckdb.DuckDBPyConnection) -> str:
     return embedded(fig, caption) + table_html(table, "against-warm-start-by-kind")
 
 
+def decisions_by_kind(con: duckdb.DuckDBPyConnection) -> str:
+    """Decision accuracy per point of the headline evaluation, by the kind of decision the oracle made on
+    the same page (its labels of the evaluation episodes, rollout.label_evaluations): which decisions the
+    nights teach, where held-out success alone says only how many episodes end well."""
+    found = con.execute(HEADLINE_EVALUATION).fetchall()
+    if not found:
+        return no_data("no evaluation on held-out tasks in the evals table")
+    evaluation = found[0][0]
+    steps = con.execute("""
+        SELECT s.trajectory_id, s.t, s.elements, s.page_text, s.actions, s.expert_actions, e.iteration, e.checkpoint
+        FROM steps s JOIN evals e USING (trajectory_id)
+        WHERE e.evaluation = ? AND s.expert_actions IS NOT NULL""", [evaluation]).df()
+    if steps.empty:
+        return no_data(f"no step of {evaluation} is labelled by the oracle (rollout.label_evaluations is off, or "
+                       "no held-out task is on a synthetic site)")
+    decided = labelled_decisions(steps).merge(steps[["trajectory_id", "t", "iteration", "checkpoint"]],
+                                              on=["trajectory_id", "t"])
+    points = _points(con, evaluation)
+    decided = decided.merge(points[["iteration", "checkpoint", "point"]], on=["iteration", "checkpoint"])
+    order = {point: x for x, point in enumerate(points["point"])}
+    counted = pd.concat([decided.assign(kind="all"), decided])
+    table = counted.groupby(["point", "kind"], as_index=False).agg(decisions=("matched", "size"),
+                                                                    matched=("matched", "sum"))
+    bounds = [wilson_interval(int(k), int(n)) for k, n in zip(table.matched, table.decisions, strict=True)]
+    table = table.assign(share=table.matched / table.decisions, ci_low=[low for low, _ in bounds],
+                         ci_high=[high for _, high in bounds], x=table["point"].map(order))
+    table = table.sort_values(["x", "kind"])
+    fig = Figure(figsize=(9, 3.6), layout="constrained")
+    axis = fig.subplots()
+    for kind, group in table.groupby("kind", sort=True):
+        axis.plot(group.x, group.share, marker="o", linewidth=2.5 if kind == "all" else 1.2, label=kind)
+    axis.set_xticks(range(len(points)), points["point"], rotation=20)
+    axis.set_ylim(0, 1)
+    axis.set_ylabel("share of the oracle's decisions made")
+    axis.set_title(f"decisions by the oracle's kind ({evaluation})")
+    axis.legend(fontsize="small", ncol=2)
+    caption = ("At every step of the held-out evaluation episodes the oracle named its own next decision from the "
+               "page the policy reached; a decision counts as made when the policy chose the same candidate (a "
+               "toggle, \"Done.\", the line that answers, a scroll, a link, a fill with the same text). Shares by "
+               "the oracle's kind, with 95% Wilson intervals in the table. Tables steps (expert_actions) and evals.")
+    return embedded(fig, caption) + table_html(table.drop(columns="x"), "decisions-by-kind-table")
+
+
 def _websites(splits: pd.DataFrame) -> list[str]:
     return [f"{n} website{'s' * (n != 1)}" for n in splits.websites]
 
@@ -343,6 +387,7 @@ def provenance(con: duckdb.DuckDBPyConnection) -> str:
 SECTIONS: list[tuple[str, str, Callable[[duckdb.DuckDBPyConnection], str]]] = [
     ("heldout-success", "Held-out success", heldout_success),
     ("against-warm-start", "What the nights add over the warm start", against_warm_start),
+    ("decisions-by-kind", "Decisions by kind", decisions_by_kind),
     *((spec.anchor, spec.heading, partial(render_figure, spec)) for spec in FIGURES),
     ("checkpoints", "Checkpoints", checkpoints),
     ("promotions", "Promotions", promotions),

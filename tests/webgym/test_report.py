@@ -19,6 +19,7 @@ from schemas.evals import Eval
 from schemas.judgments import Judgment
 from schemas.llm_calls import LlmCall
 from schemas.promotions import Promotion
+from schemas.steps import Action, Element, Step
 from schemas.tasks import Task
 from schemas.trajectories import Trajectory
 from tests.conftest import NIGHT, NOW, night_runs, rows, rubric, steps_frame, tasks_frame, trajectories_frame
@@ -26,7 +27,7 @@ from webgym.cli import app
 from webgym.stats import wilson_interval
 
 runner = CliRunner()
-PLOT_SECTIONS = ["heldout-success", "against-warm-start", "training-success", "training", "wall-time", "same-screenshot", "episode-length",
+PLOT_SECTIONS = ["heldout-success", "against-warm-start", "decisions-by-kind", "training-success", "training", "wall-time", "same-screenshot", "episode-length",
                  "task-set", "llm-calls", "throughput"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -104,6 +105,19 @@ def _records(table: list[list[str]]) -> list[dict[str, str]]:
     return [dict(zip(header, row)) for row in body]
 
 
+def labelled_steps() -> pd.DataFrame:
+    """Two steps the oracle labelled in the first held-out episode of the warm start (ck0) and of ck1: a toggle
+    (ck0 clicks the link instead), then "Done." (both answer it)."""
+    page = [Element(mark=1, tag="input", role="checkbox", text="Newsletter", x=10, y=10, width=20, height=20),
+            Element(mark=2, tag="a", role="link", text="Settings", x=10, y=50, width=80, height=20)]
+    toggle, link, done = (Action(name="click", mark=1), Action(name="click", mark=2),
+                          Action(name="answer", text="Done."))
+    made = {"eck000": [link, done], "eck110": [toggle, done]}
+    return rows([Step(trajectory_id=tid, t=t, elements=page, page_text="Settings", actions=[action],
+                      expert_actions=[[toggle, done][t]])
+                 for tid, actions in made.items() for t, action in enumerate(actions)])
+
+
 def _eval_lake(lake) -> None:
     """The conftest frames (iteration 0 training) plus, per iteration 0, 1 and 2, four held-out evaluation
     episodes (two easy, two hard) over 8 s with 2 steps each, LLM calls and a checkpoint; iteration 2's
@@ -111,7 +125,7 @@ def _eval_lake(lake) -> None:
     lake.write_table("tasks", pd.concat([tasks_frame(), rows([
         Task(task_id="t4", source="synthetic", source_id="g4", text="Find the forum rules", website="forum-b.test",
              domain="social", difficulty=2, split="test", rubric=rubric(2), created_at=NOW)])]))
-    lake.write_table("steps", steps_frame())
+    lake.write_table("steps", pd.concat([steps_frame(), labelled_steps()]))
     # easy, easy on an unseen site; hard, hard on an unseen family. "init" is the untrained policy (no checkpoint).
     successes = {("init", 0): [False] * 4, ("ck0", 0): [True, False, False, False],
                  ("ck1", 1): [True, True, True, False], ("ck1", 2): [True, True, False, False]}
@@ -190,6 +204,11 @@ def test_report_plots_every_section_and_its_tables_hold_the_planted_figures(lake
                       ("it1", "site"): ("2", "1", "2", "1", "0"), ("it2 kept it1", "all"): ("4", "1", "2", "1", "0"),
                       ("it2 kept it1", "family"): ("2", "0", "0", "0", "0"),
                       ("it2 kept it1", "site"): ("2", "1", "2", "1", "0")}
+    decisions = {(r["point"], r["kind"]): (r["decisions"], r["matched"])
+                 for r in _records(report.tables["decisions-by-kind-table"])}
+    assert decisions == {("it0 warm start", "all"): ("2", "1"), ("it0 warm start", "done"): ("1", "1"),
+                         ("it0 warm start", "toggle"): ("1", "0"), ("it1", "all"): ("2", "2"),
+                         ("it1", "done"): ("1", "1"), ("it1", "toggle"): ("1", "1")}
     by_band = {(r["point"], r["difficulty_band"]): float(r["success_rate"])
                for r in _records(report.tables["heldout-success-by-band"])}
     assert by_band == {("untrained", "easy"): 0.0, ("untrained", "hard"): 0.0, ("it0 warm start", "easy"): 0.5,

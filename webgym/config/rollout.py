@@ -51,6 +51,12 @@ class RolloutConfig(Section):
     engine: Literal["async", "sync"] = Field(default="async", description="async engine, or the synchronous baseline.")
     concurrency: int = Field(default=8, ge=1, description="Episodes in flight (one browser context each).")
     group_size: int = Field(default=1, ge=1, description="Independent episodes per task (GRPO groups).")
+    label_evaluations: bool = Field(
+        default=False,
+        description="The oracle labels every step of held-out evaluation episodes on synthetic sites with its own "
+                    "calls from the state the policy reached (steps.expert_actions; an oracle search per step, "
+                    "outside the policy's time), so the report can say which kinds of decision each checkpoint "
+                    "gets right. The policy acts as without it.")
     horizons: dict[str, int] = Field(
         default_factory=lambda: dict(HORIZONS),
         description="Step limit per difficulty band (default WebGym's shortened horizons 10/20/30).")

@@ -95,9 +95,11 @@ def _sites_for(tasks: list[TaskSpec], config: SitesConfig) -> dict[str, Site]:
 
 
 def expert_for(config: Config, purpose: Purpose, sites: dict[str, Site]) -> Expert | None:
-    """The oracle as the labelling expert of a learned policy's training episodes on synthetic sites when
-    the profile trains with dagger (its labels are what dagger learns); None otherwise."""
-    if purpose != "train" or config.accept.objective != "dagger" or not sites:
+    """The oracle as the labelling expert of episodes on synthetic sites: a learned policy's training
+    episodes when the profile trains with dagger (its labels are what dagger learns), evaluation episodes
+    when rollout.label_evaluations asks (the report's decisions by kind); None otherwise."""
+    dagger = purpose == "train" and config.accept.objective == "dagger"
+    if not sites or not (dagger or (purpose == "evaluation" and config.rollout.label_evaluations)):
         return None
     return SiteOracle(sites, max_states=EXPERT_MAX_STATES)
 
@@ -107,7 +109,8 @@ async def rollout_tasks(tasks: pd.DataFrame, config: Config, iteration: int, run
                         publish: Callable[[Progress], None] | None = None) -> RolloutSummary:
     """Roll out every task of `tasks` (group_size episodes each) not yet in the lake; `publish` gets the
     progress counts every time they are logged. Training episodes of a learned policy under
-    accept.objective dagger record the oracle's label of every step (steps.expert_actions)."""
+    accept.objective dagger, and evaluation episodes under rollout.label_evaluations, record the oracle's
+    label of every step (steps.expert_actions)."""
     lake = Lake(config.lake.data_dir)
     task_list = task_specs(tasks)
     specs = episode_specs(task_list, iteration, config.rollout, run_key, purpose)

@@ -27,7 +27,7 @@ from webgym.sites.tasks import task_record
 from webgym.train.scorer import scorer_samples
 
 
-def test_only_dagger_training_episodes_on_synthetic_sites_get_the_oracle_as_expert(mini):
+def test_dagger_training_and_labelled_evaluation_episodes_on_synthetic_sites_get_the_oracle_as_expert(mini):
     sites = {mini.name: mini}
     dagger = Config.model_validate({"accept": {"objective": "dagger"}, "policy": {"kind": "scorer"}})
     expert = expert_for(dagger, "train", sites)
@@ -35,6 +35,10 @@ def test_only_dagger_training_episodes_on_synthetic_sites_get_the_oracle_as_expe
     assert expert_for(dagger, "evaluation", sites) is None and expert_for(dagger, "validation", sites) is None
     assert expert_for(dagger, "train", {}) is None
     assert expert_for(Config(), "train", sites) is None  # filtered_bc learns the policy's own calls
+    labelled = Config.model_validate({"rollout": {"label_evaluations": True}})
+    assert isinstance(expert_for(labelled, "evaluation", sites), SiteOracle)
+    assert expert_for(labelled, "train", sites) is None and expert_for(labelled, "validation", sites) is None
+    assert expert_for(labelled, "evaluation", {}) is None  # MiniWoB++ only: no oracle to ask
 
 
 def test_the_oracle_has_no_label_off_the_synthetic_sites(mini):
