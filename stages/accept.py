@@ -66,7 +66,8 @@ class Acceptance:
 def judged_episodes(verdicts: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame,
                     steps: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """One row per trajectory with its authoritative verdict and its task's split and website, plus
-    `usable` (a real verdict, not blocked, not a test task or website, steps recorded) and `why` not;
+    `usable` (a real verdict, not blocked, not a test task or website, not a validation task, steps
+    recorded) and `why` not;
     and one problem line per record that does not fit (verdict without trajectory, missing task or steps)."""
     problems = []
     verdicts = verdicts[_VERDICT_COLUMNS]
@@ -85,6 +86,7 @@ def judged_episodes(verdicts: pd.DataFrame, trajectories: pd.DataFrame, tasks: p
     why[episodes["status"].isin(["error", "not_evaluable"])] = "unjudged"
     why[why.isna() & episodes["blocked"].astype(bool)] = "blocked"
     why[why.isna() & ((episodes["split"] == "test") | episodes["website"].isin(test_sites))] = "test_site"
+    why[why.isna() & (episodes["split"] == "validation")] = "validation"  # what promotion is judged on
     why[why.isna() & stepless] = "no_steps"
     return episodes.assign(usable=why.isna(), why=why, reward=episodes["reward"].astype(float)), problems
 

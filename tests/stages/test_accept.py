@@ -22,11 +22,11 @@ from webgym.config import AcceptConfig
 
 def _tasks() -> pd.DataFrame:
     """conftest's t1, t2 (train, shop-a), t3 (test, mail-b), plus t4 (train, shop-a), t5 (unsplit,
-    new-c) and t6 (train, but on the test website mail-b)."""
+    new-c), t6 (train, but on the test website mail-b) and t7 (validation, shop-v)."""
     extra = rows([Task(task_id=task, source="synthetic", source_id=task, text=f"task {task}", website=site,
                        difficulty=1, split=split, created_at=NOW)
                   for task, site, split in [("t4", "shop-a.test", "train"), ("t5", "new-c.test", None),
-                                            ("t6", "mail-b.test", "train")]])
+                                            ("t6", "mail-b.test", "train"), ("t7", "shop-v.test", "validation")]])
     return pd.concat([tasks_frame(), extra], ignore_index=True)
 
 
@@ -95,8 +95,10 @@ def test_filtered_bc_keeps_successes_only_without_repeated_steps_but_with_the_fi
 
 def test_replay_buffer_covers_the_last_k_iterations_with_their_age():
     episodes = [{"id": f"i{i}", "iteration": i, "shots": "a"} for i in range(5)]
-    result = _run(filtered_bc_steps, *episodes, iteration=3, replay_iterations=2)
+    validated = {"id": "validated", "task": "t7", "iteration": 2, "shots": "a"}  # an earlier night's validation
+    result = _run(filtered_bc_steps, *episodes, validated, iteration=3, replay_iterations=2)
     assert _kept(result) == [("i2", 0), ("i3", 0)]  # not older than 2 iterations, never from the future
+    assert result.counts["trajectories_validation"] == 1  # never learned from: promotion is judged on it
     assert result.accepted["reason"].tolist() == ["replay, age 1", "success"]
     assert set(result.accepted["iteration"]) == {3}
 
