@@ -73,7 +73,7 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     held_out_section = report.read_text().split('<section id="heldout-success">')[1].split("</section>")[0]
     assert held_out_section.count("<td>external</td>") == 2  # the external kind has a row per evaluation
     decisions = report.read_text().split('<section id="decisions-by-kind">')[1].split("</section>")[0]
-    assert "no data yet" not in decisions and decisions.count("<td>all</td>") == 3  # untrained, it0, it1: labelled
+    assert "no data yet" not in decisions and decisions.count("<td>all</td>") == 2  # it0 and it1, labelled
     _assert_lineage(profile, lake)
     assert _webgym(profile, "quality").returncode == 0
     for sql in NIGHTLY_QUERIES:
