@@ -15,8 +15,9 @@ and kept out of "all" (the synthetic kinds together) and of the targets.
 It prints one JSON line: per seed and pooled over the seeds, success with its 95% Wilson interval per
 point (untrained, warm start, iterations) and held-out kind, hard-band success, each point paired task for
 task with the warm start (tasks gained, tasks lost, exact McNemar p), the training rollouts' success, the
-promotion decisions and how many validation refused, the targets of issue 48 with whether each is met, and
-the seconds each seed took; and it writes the figures to --out/learning_curve.json and the plot to
+promotion decisions and how many validation refused, the targets of issue 48 with whether each is met,
+the policy's share of the oracle's decisions per point and kind when the evaluations are labelled
+(rollout.label_evaluations), and the seconds each seed took; and it writes the figures to --out/learning_curve.json and the plot to
 --out/learning_curve.png. With --base (another arm's --out, run with the same seeds: the default, for a
 lever) each point is also paired task for task with the same point of the base arm.
 """
@@ -39,6 +40,8 @@ import pandas as pd  # noqa: E402
 from stages.iterations import TRAJECTORY_COLUMNS, next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
+from webgym.lake.queries import steps_of  # noqa: E402
+from webgym.policies.scorer.agreement import labelled_decisions  # noqa: E402
 from webgym.stats import discordant, mcnemar_exact, rate_summary, wilson_interval  # noqa: E402
 from webgym.warehouse import query  # noqa: E402
 
@@ -159,6 +162,21 @@ def pool_pairs(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     return pd.concat(frames).groupby("point", as_index=False, sort=False)[["paired", "gained", "lost"]].sum()
 
 
+DECISION_COLUMNS = ["point", "kind", "decisions", "matched"]
+
+
+def seed_decisions(lake: Lake, evals: pd.DataFrame) -> pd.DataFrame:
+    """Per point and kind of the oracle's decision (and "all"): the decisions the oracle labelled in the
+    headline evaluation's episodes (rollout.label_evaluations) and how many of them the policy made;
+    no rows when none is labelled."""
+    steps = steps_of(lake, evals["trajectory_id"], ["trajectory_id", "t", "elements", "page_text", "actions",
+                                                    "expert_actions"])
+    decided = labelled_decisions(steps).merge(evals[["trajectory_id", "point"]], on="trajectory_id")
+    both = pd.concat([decided.assign(kind="all"), decided])
+    return both.groupby(["point", "kind"], as_index=False).agg(decisions=("matched", "size"),
+                                                                matched=("matched", "sum"))[DECISION_COLUMNS]
+
+
 def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:
     """Success of the training rollouts per iteration (sampled, on training tasks)."""
     frame = query(lake, "SELECT iteration, trajectories AS n, successes AS k FROM rollout_success "
@@ -252,7 +270,7 @@ def main() -> None:
     if args.base and not Path(args.base).is_dir():
         parser.error(f"--base {args.base}: no such folder (pass another arm's --out, e.g. the default's)")
     out = Path(args.out).resolve()
-    per_seed, pairs, against_base, rollouts, promotions, seconds = {}, {}, {}, {}, {}, {}
+    per_seed, pairs, against_base, rollouts, promotions, decisions, seconds = {}, {}, {}, {}, {}, {}, {}
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     for seed in seeds:
         home = out / f"seed{seed}"
@@ -268,6 +286,7 @@ def main() -> None:
         if base_lake is not None and (base_lake / "evals").is_dir():
             against_base[seed] = arm_pairs(evals, headline_evals(Lake(base_lake)))
         rollouts[seed] = seed_rollouts(lake, profile)
+        decisions[seed] = seed_decisions(lake, evals)
         promotions[seed] = lake.read_table("promotions")[["iteration", "checkpoint_id", "promoted", "reason"]] \
             .sort_values("iteration").to_dict("records")
         print(f"learning_curve: seed {seed} done in {seconds[seed]:.0f} s", file=sys.stderr, flush=True)
@@ -283,6 +302,10 @@ def main() -> None:
                  "mcnemar_p": mcnemar_exact(int(r.gained), int(r.lost))} for r in frame.itertuples()]
 
     pooled_pairs = pool_pairs(pairs.values())
+    order = pooled.drop_duplicates("point").set_index("point")["order"]
+    pooled_decisions = pd.concat(decisions.values()).groupby(["point", "kind"], as_index=False)[
+        ["decisions", "matched"]].sum()
+    pooled_decisions = pooled_decisions.assign(order=pooled_decisions["point"].map(order)).sort_values(["order", "kind"])
     base_summary = {"base": args.base, "against_base_seeds": sorted(against_base),
                     "pooled_against_base": paired(pool_pairs(against_base.values()))} if against_base else {}
     summary = {"seeds": seeds, "profile": args.profile, "eval_tasks_per_kind": args.eval_tasks, **base_summary,
@@ -292,6 +315,9 @@ def main() -> None:
                                    **({"against_base": paired(against_base[seed])} if seed in against_base else {}),
                                    "rollouts": rollouts[seed], "promotions": promotions[seed],
                                    "seconds": seconds[seed]} for seed, frame in per_seed.items()},
+               "decisions_by_kind": [{"point": r.point, "kind": r.kind, "decisions": int(r.decisions),
+                                      "matched": int(r.matched), "share": round(r.matched / r.decisions, 4)}
+                                     for r in pooled_decisions.itertuples()],
                "promotions_refused": sum(not d["promoted"] for made in promotions.values() for d in made),
                "promotions_decided": sum(len(made) for made in promotions.values()),
                "seconds": round(sum(seconds.values()), 1)}

@@ -143,3 +143,19 @@ def test_a_base_that_is_no_folder_is_named_before_any_seed_runs(tmp_path):
                           capture_output=True, text=True, cwd=PROJECT_ROOT)
     assert done.returncode == 2 and f"--base {tmp_path / 'nowhere'}: no such folder" in done.stderr
     assert not (tmp_path / "out").exists()  # no seed was started
+
+
+def test_decisions_are_counted_per_point_and_oracle_kind_from_the_labelled_evaluation_steps(lake):
+    from schemas.steps import Action, Element, Step
+
+    page = [Element(mark=1, tag="input", role="checkbox", text="Newsletter", x=10, y=10, width=20, height=20)]
+    toggle, done = Action(name="click", mark=1), Action(name="answer", text="Done.")
+    made = {"warm": [done, done], "c1": [toggle, done]}  # the warm start answers too early
+    lake.write_table("steps", rows([
+        Step(trajectory_id=tid, t=t, elements=page, page_text="Settings", actions=[action],
+             expert_actions=[[toggle, done][t]]) for tid, actions in made.items() for t, action in enumerate(actions)]))
+    evals_ = pd.DataFrame({"trajectory_id": ["warm", "c1", "unlabelled"], "point": ["warm start", "it1", "it1"]})
+    counted = bench.seed_decisions(lake, evals_)
+    assert counted.values.tolist() == [["it1", "all", 2, 2], ["it1", "done", 1, 1], ["it1", "toggle", 1, 1],
+                                       ["warm start", "all", 2, 1], ["warm start", "done", 1, 1],
+                                       ["warm start", "toggle", 1, 0]]
