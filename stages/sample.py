@@ -110,6 +110,8 @@ def curriculum_batch(tasks: pd.DataFrame, outcomes: pd.DataFrame, size: int, rat
     """A training batch of the frontier curriculum: up to `retry_share` of `size` re-draws tasks the policy
     tried and did not always solve (half-solved ones first, then failed ones; the bands do not apply),
     the rest is `training_batch` over the other tasks weighted by `frontier_weights`."""
+    if outcomes.empty:  # nothing tried yet: the plain draw, so the warm start is the default's
+        return training_batch(tasks, size, ratio, seed, blocklist)
     rng = np.random.default_rng(seed)
     pool = tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
     unsolved = outcomes[(outcomes["successes"] < outcomes["tries"]) & outcomes["task_id"].isin(pool["task_id"])]

@@ -76,3 +76,9 @@ def test_blocklisted_websites_are_not_retried():
     tried = outcomes(("shop-a-0", 2, 1), ("shop-b-1", 2, 0))
     batch = curriculum_batch(tasks, tried, 6, None, seed=1, blocklist=["shop-a.test"], retry_share=1.0)
     assert "shop-b-1" in set(batch["task_id"]) and not (batch["website"] == "shop-a.test").any()
+
+
+def test_before_anything_is_tried_the_batch_is_the_plain_draw():
+    tasks = world()
+    none = outcomes()
+    assert curriculum_batch(tasks, none, 8, {"easy": 1}, seed=4).equals(training_batch(tasks, 8, {"easy": 1}, seed=4))
