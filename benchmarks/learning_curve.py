@@ -41,7 +41,7 @@ from stages.iterations import TRAJECTORY_COLUMNS, next_iteration  # noqa: E402
 from webgym.config import load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.lake.queries import steps_of  # noqa: E402
-from webgym.policies.scorer.agreement import labelled_decisions  # noqa: E402
+from webgym.policies.scorer.agreement import labelled_decisions, made_by_kind  # noqa: E402
 from webgym.stats import discordant, mcnemar_exact, rate_summary, wilson_interval  # noqa: E402
 from webgym.warehouse import query  # noqa: E402
 
@@ -172,9 +172,7 @@ def seed_decisions(lake: Lake, evals: pd.DataFrame) -> pd.DataFrame:
     steps = steps_of(lake, evals["trajectory_id"], ["trajectory_id", "t", "elements", "page_text", "actions",
                                                     "expert_actions"])
     decided = labelled_decisions(steps).merge(evals[["trajectory_id", "point"]], on="trajectory_id")
-    both = pd.concat([decided.assign(kind="all"), decided])
-    return both.groupby(["point", "kind"], as_index=False).agg(decisions=("matched", "size"),
-                                                                matched=("matched", "sum"))[DECISION_COLUMNS]
+    return made_by_kind(decided, "point")[DECISION_COLUMNS]
 
 
 def seed_rollouts(lake: Lake, config_path: Path) -> list[dict]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import Field
 
 from schemas.table import Row, TableSchema, flow_run_field
@@ -98,11 +100,27 @@ class Step(Row):
     state_hash: str | None = Field(default=None, description="Synthetic sites: hash of the session state after the step.")
     latency: Latency | None = Field(default=None, description="Time per operation.")
     expert_actions: list[Action] | None = Field(
-        default=None, description="DAgger training rollouts (accept.objective dagger): the oracle's tool calls from "
-                                  "the same observation, which the trainer learns instead of `actions`; null where "
+        default=None, description="DAgger training rollouts (accept.objective dagger) and labelled evaluations "
+                                  "(rollout.label_evaluations): the oracle's tool calls from the same observation, "
+                                  "which dagger learns instead of `actions`; null where "
                                   "the oracle has none (not a synthetic site, no plan left within the horizon or "
                                   "its search budget, no element for it on this page).")
     flow_run_id: str | None = flow_run_field()
+
+
+def _stored(raw: object) -> bool:
+    """Whether a list column read back from the lake holds a list (missing reads as None or NaN)."""
+    return raw is not None and not (isinstance(raw, float) and math.isnan(raw))
+
+
+def stored_elements(raw: object) -> list[Element] | None:
+    """A step's `elements` as read back from the lake, as models; None where none were recorded."""
+    return [Element.model_validate(e) for e in raw] if _stored(raw) else None
+
+
+def stored_actions(raw: object) -> list[Action]:
+    """A step's `actions` or `expert_actions` as read back from the lake, as models; none where missing."""
+    return [Action.model_validate(a) for a in raw] if _stored(raw) else []
 
 
 SCHEMA = TableSchema(

@@ -46,6 +46,11 @@ def _draw(rng: np.random.Generator, positions: np.ndarray, n: int, weights: np.n
     return rng.choice(positions, size=n, replace=False, p=chances / chances.sum())
 
 
+def _trainable(tasks: pd.DataFrame, blocklist: Iterable[str]) -> pd.DataFrame:
+    """The tasks a training batch may draw: train split, not on a blocklisted website."""
+    return tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
+
+
 def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | None = None, seed: int = 0,
                    blocklist: Iterable[str] = (), weights: pd.Series | None = None) -> pd.DataFrame:
     """Up to `size` distinct training tasks: `ratio` weights the bands easy / medium / hard (None:
@@ -55,7 +60,7 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
     if unknown:
         raise ValueError(f"unknown difficulty band(s) {unknown}; bands are {list(DIFFICULTY_BANDS)}")
     rng = np.random.default_rng(seed)
-    pool = tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
+    pool = _trainable(tasks, blocklist)
     if ratio is not None:
         pool = pool[pool["difficulty"].notna()]
     chances = None if weights is None else weights.reindex(pool.index).to_numpy(dtype=float)
@@ -113,7 +118,7 @@ def curriculum_batch(tasks: pd.DataFrame, outcomes: pd.DataFrame, size: int, rat
     if outcomes.empty:  # nothing tried yet: the plain draw, so the warm start is the default's
         return training_batch(tasks, size, ratio, seed, blocklist)
     rng = np.random.default_rng(seed)
-    pool = tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
+    pool = _trainable(tasks, blocklist)
     unsolved = outcomes[(outcomes["successes"] < outcomes["tries"]) & outcomes["task_id"].isin(pool["task_id"])]
     half_solved = rng.permutation(unsolved.loc[unsolved["successes"] > 0, "task_id"].to_numpy())
     failed = rng.permutation(unsolved.loc[unsolved["successes"] == 0, "task_id"].to_numpy())

@@ -28,7 +28,7 @@ from webgym import warehouse
 from webgym.config import project_path
 from webgym.figures import FigureSpec, Panel, embedded, no_data, render_figure, table_html
 from webgym.lake import Lake
-from webgym.policies.scorer.agreement import labelled_decisions
+from webgym.policies.scorer.agreement import labelled_decisions, made_by_kind
 from webgym.stats import discordant, mcnemar_exact, wilson_interval
 
 BAND_ORDER = [*DIFFICULTY_BANDS, "unknown"]
@@ -221,9 +221,7 @@ def decisions_by_kind(con: duckdb.DuckDBPyConnection) -> str:
     points = _points(con, evaluation)
     decided = decided.merge(points[["iteration", "checkpoint", "point"]], on=["iteration", "checkpoint"])
     order = {point: x for x, point in enumerate(points["point"])}
-    counted = pd.concat([decided.assign(kind="all"), decided])
-    table = counted.groupby(["point", "kind"], as_index=False).agg(decisions=("matched", "size"),
-                                                                    matched=("matched", "sum"))
+    table = made_by_kind(decided, "point")
     bounds = [wilson_interval(int(k), int(n)) for k, n in zip(table.matched, table.decisions, strict=True)]
     table = table.assign(share=table.matched / table.decisions, ci_low=[low for low, _ in bounds],
                          ci_high=[high for _, high in bounds], x=table["point"].map(order))

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.dataset as ds
 
-from schemas.steps import Action, Element
+from schemas.steps import Action, Element, stored_actions, stored_elements
 from webgym.config import ContextConfig
 from webgym.env.observe import Observation, element_at
 from webgym.lake import Lake
@@ -88,14 +88,14 @@ def _turns(rows: pd.DataFrame, text_policy: bool, screenshot: Callable[[str], by
     """Every step of one trajectory as the Turn the rollout kept (webgym/rollout/episode_run.py)."""
     turns = []
     for row in rows.itertuples(index=False):
-        actions = [Action.model_validate(a) for a in row.actions] if _present(row.actions) else []
+        actions = stored_actions(row.actions)
         if not _present(row.screenshot_sha256):
             raise ValueError(f"step {row.t}: no screenshot recorded")
         tabs = list(row.tabs) if _present(row.tabs) else [row.url]  # rows recorded before tabs were: one tab
         observation = Observation(
             url=row.url, title=row.title, tabs=tabs, active_tab=int(row.active_tab) if _present(row.active_tab) else 0,
             screenshot=screenshot(row.screenshot_sha256),
-            elements=[Element.model_validate(e) for e in row.elements] if _present(row.elements) else None,
+            elements=stored_elements(row.elements),
             page_text=row.page_text if _present(row.page_text) else None)
         response = row.response if text_policy else action_response(actions, observation.elements)
         memory = row.memory if text_policy and _present(row.memory) else None

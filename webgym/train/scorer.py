@@ -21,7 +21,7 @@ import pandas as pd
 import torch
 
 from schemas.checkpoints import Checkpoint
-from schemas.steps import Action, Element
+from schemas.steps import Action, Element, stored_actions, stored_elements
 from webgym.config import TrainConfig
 from webgym.lake import Lake
 from webgym.policies.scorer.candidates import KINDS, Phrase, page_context, phrases, step_choices
@@ -53,16 +53,6 @@ class ScorerSample:
     advantage: float = 0.0
 
 
-def _elements(raw: object) -> list[Element] | None:
-    if raw is None:
-        return None
-    return [Element.model_validate(e) for e in raw]
-
-
-def _actions(raw: object) -> list[Action]:
-    return [Action.model_validate(a) for a in raw] if raw is not None else []
-
-
 def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame, accepted: pd.DataFrame,
                    embed: TextEmbeddings, history: int = 3,
                    relabel: bool = False, architecture: str = "mlp") -> tuple[list[ScorerSample], list[str]]:
@@ -89,11 +79,11 @@ def scorer_samples(steps: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.Da
         horizon = int(meta.at[trajectory_id, "horizon"])
         earlier: list[Chosen] = []
         for row in rows.itertuples(index=False):
-            elements, actions = _elements(row.elements), _actions(row.actions)
+            elements, actions = stored_elements(row.elements), stored_actions(row.actions)
             key = (trajectory_id, row.t)
             keep, relabelled = key in wanted.index, relabel and row.expert_actions is not None
             choices, candidates, problem = step_choices(elements, row.page_text,
-                                                        _actions(row.expert_actions) if relabelled else actions)
+                                                        stored_actions(row.expert_actions) if relabelled else actions)
             name = f"{trajectory_id}:{row.t}"
             if problem or elements is None:
                 problems.append(f"{name}: {problem or 'no set-of-marks elements recorded'}")
