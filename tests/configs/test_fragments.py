@@ -24,6 +24,7 @@ def test_the_scorer_profiles_take_the_scorer_fragment(name):
     config = _profile(name)
     assert config.policy.kind == "scorer" and config.env.observation == "set_of_marks"
     assert (config.policy.scorer.temperature, config.policy.scorer.done_margin) == (0.7, 2.0)
+    assert config.policy.scorer.architecture == "relational" and config.rollout.label_evaluations
     train = config.train
     assert (train.learning_rate, train.lr_schedule, train.micro_batch_size) == (1e-3, "constant", 32)
 
@@ -33,5 +34,6 @@ def test_the_chat_profiles_share_the_common_fragment_but_not_the_scorer(name):
     config, local = _profile(name), _profile("local")
     assert config.policy.kind == "chat" and config.env.observation == "coordinates"
     assert config.policy.scorer == PolicyConfig().scorer  # nothing of scorer.yaml reached it
+    assert not config.rollout.label_evaluations
     assert config.taskset.split.validation_fraction == local.taskset.split.validation_fraction == 0.1
     assert config.llm.prices == local.llm.prices and config.accept.replay_iterations == 4
