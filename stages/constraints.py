@@ -164,11 +164,8 @@ def _number(token: str) -> str:
     return digits
 
 
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
-    """A light English stem: plurals, -ed and -ing, a final -e, month abbreviations; action synonyms merged."""
-    word = _MONTHS.get(word, word)
-    word = _CANONICAL.get(word, word)
+def _suffix_stem(word: str) -> str:
+    """Plurals, -ed and -ing and a final -e cut off: 'deliveries' -> 'delivery', 'fulfilled' -> 'fulfill'."""
     if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -178,6 +175,19 @@ def stem(word: str) -> str:
             word = word[: -len(suffix)]
             break
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+_CANONICAL_STEMS = {_suffix_stem(word): _suffix_stem(canonical) for word, canonical in _CANONICAL.items()}
+"""The action synonyms by stem, so that every inflection is merged: 'fulfilled' and 'completed' orders,
+'reserving' and 'booking'."""
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light English stem: plurals, -ed and -ing, a final -e, month abbreviations; action synonyms merged
+    in any inflection."""
+    stemmed = _suffix_stem(_MONTHS.get(word, word))
+    return _CANONICAL_STEMS.get(stemmed, stemmed)
 
 
 def constraints_of(text: str) -> Constraints:

@@ -82,6 +82,9 @@ def test_different_tasks_that_read_alike_do_not_agree(a, b):
                                                              '"cancelled".', None),
     ("Tell me when I last ordered my muffin cornbread mix?", "Return the date I last ordered my muffin cornbread mix.",
      None),
+    # An action synonym in another inflection than the one listed: 'fulfilled' for 'fulfill'.
+    ("How many fulfilled orders do I have?", "How many completed orders do I have?", None),
+    ("Reserving a table at Nobu for two", "Book a table at Nobu for two", None),
 ])
 def test_rewordings_of_one_task_agree(a, b, website):
     assert agrees(a, b, website)
