@@ -56,3 +56,21 @@ def test_dedup_keeps_precision_on_both_pair_sets_and_finds_more_rewordings_on_th
     held_out = bench.run_pairs(threshold, str(tmp_path), bench.HELD_OUT)
     assert tuning["precision"] >= 0.97 and tuning["recall"] >= 0.80
     assert held_out["precision"] >= 0.97 and held_out["recall"] >= 0.70
+
+
+def test_the_held_out_pairs_judged_wrongly_stay_unread_unless_asked(monkeypatch, capsys):
+    """Reading the held-out pairs dedup gets wrong is how a held-out set turns into a tuning set."""
+    wrong = {"id": "pair-x", "duplicate": True, "kind": "rewording", "a": "held-out text", "b": "its re-wording"}
+
+    def run_pairs(threshold, cache_dir, path=bench.PAIRS):
+        return {"precision": 1.0, "recall": 0.5, "wrong": [{**wrong, "a": f"{path.name}: {wrong['a']}"}]}
+
+    monkeypatch.setattr(bench, "run_pairs", run_pairs)
+    monkeypatch.setattr("sys.argv", ["dedup.py", "--pairs-only"])
+    bench.main()
+    printed = capsys.readouterr().out
+    assert "dedup_pairs.jsonl: held-out text" in printed and "dedup_pairs_heldout.jsonl" not in printed
+    assert "held-out pairs: {\"precision\": 1.0, \"recall\": 0.5}" in printed
+    monkeypatch.setattr("sys.argv", ["dedup.py", "--pairs-only", "--show-held-out"])
+    bench.main()
+    assert "dedup_pairs_heldout.jsonl: held-out text" in capsys.readouterr().out
