@@ -1,7 +1,8 @@
-"""Promotion: whether a new checkpoint becomes the served policy, from its greedy success on the
-validation split (training-family tasks never trained on) against the served checkpoint's on the same
-evaluation. A night that makes the policy worse keeps the previous policy served; the test split never
-takes part in the decision, so the held-out headline stays an unbiased estimate."""
+"""Promotion: whether a new checkpoint becomes the served policy, from its greedy episodes on the
+validation split (training-family tasks never trained on) paired task by task with the served checkpoint's
+on the same evaluation. A night that makes the policy worse keeps the previous policy served; the test split
+never takes part in the decision, so the held-out headline stays an unbiased estimate. Each decision states
+the tasks gained and lost and the exact McNemar p, so a refusal that is noise reads as noise."""
 
 from __future__ import annotations
 
@@ -10,13 +11,33 @@ import datetime as dt
 import pandas as pd
 
 from stages.evaluate import EvaluateReport
+from webgym.stats import discordant, mcnemar_exact
+
+
+def paired_validation(evals: pd.DataFrame, validated: EvaluateReport, served_validated: EvaluateReport
+                      ) -> tuple[int, int, int]:
+    """(tasks, gained, lost): the tasks of the validation evaluation both checkpoints were evaluated on
+    (evals rows: evaluation, checkpoint, task_id, success), those only the new one solved and those only
+    the served one solved."""
+    rows = evals[evals["evaluation"] == validated.evaluation]
+
+    def outcomes(versions: list[str]) -> pd.Series:
+        mine = rows[rows["checkpoint"].isin(versions)].drop_duplicates("task_id")
+        return mine.set_index("task_id")["success"].astype(bool)
+
+    new, old = outcomes(validated.policy_versions), outcomes(served_validated.policy_versions)
+    tasks = new.index.intersection(old.index)
+    gained, lost = discordant(new[tasks].to_numpy(), old[tasks].to_numpy())
+    return len(tasks), gained, lost
 
 
 def promotion(iteration: int, candidate: str, validated: EvaluateReport | None, served: str | None,
-              served_validated: EvaluateReport | None, tolerance: float, now: dt.datetime) -> dict:
+              served_validated: EvaluateReport | None, evals: pd.DataFrame, tolerance: float,
+              now: dt.datetime) -> dict:
     """The promotions row of `candidate`: promoted when nothing is served yet, when there is no validation
-    (validated None), or when its validation success is at least the served checkpoint's minus `tolerance`
-    on the same evaluation; else kept back, the served checkpoint staying served."""
+    (validated None), or when, on the validation tasks both were evaluated on (`evals`), it solves at least
+    as many as the served checkpoint less `tolerance` of them (tasks gained minus tasks lost >= -tolerance
+    x tasks); else kept back, the served checkpoint staying served."""
     row = {"checkpoint_id": candidate, "iteration": iteration, "evaluation": None, "episodes": 0, "success_rate": None,
            "served_checkpoint": served, "served_success_rate": None, "decided_at": now}
     if validated is None:
@@ -27,11 +48,17 @@ def promotion(iteration: int, candidate: str, validated: EvaluateReport | None, 
     if served_validated is None or served_validated.evaluation != validated.evaluation:
         raise ValueError(f"checkpoint {candidate}: the served checkpoint {served} has no validation on evaluation "
                          f"{validated.evaluation}; validate both on the same tasks before deciding")
+    tasks, gained, lost = paired_validation(evals, validated, served_validated)
+    if not tasks:
+        raise ValueError(f"checkpoint {candidate}: no validation task of evaluation {validated.evaluation} has "
+                         f"episodes of both it and the served checkpoint {served}; nothing to compare")
     new, old = validated.success_rate, served_validated.success_rate
-    promoted = new >= old - tolerance
+    promoted = gained - lost >= -tolerance * tasks
     verb = "promoted" if promoted else f"kept back, {served} stays served"
     return {**row, "served_success_rate": old, "promoted": promoted,
-            "reason": f"validation success {new:.1%} vs the served {old:.1%} (tolerance {tolerance:.1%}): {verb}"}
+            "reason": f"validation success {new:.1%} vs the served {old:.1%}; on the same {tasks} tasks {gained} "
+                      f"gained, {lost} lost (exact McNemar p = {mcnemar_exact(gained, lost):.2f}; tolerance "
+                      f"{tolerance:.1%}): {verb}"}
 
 
 def rejected_checkpoints(promotions: pd.DataFrame) -> set[str]:

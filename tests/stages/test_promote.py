@@ -15,32 +15,57 @@ from stages.promote import promotion, rejected_checkpoints
 NOW = dt.datetime(2026, 11, 27, tzinfo=dt.UTC)
 
 
-def report(successes: int, episodes: int, evaluation: str = "scorer-validation-20") -> EvaluateReport:
-    return EvaluateReport(1, evaluation, ["c"], episodes, successes / episodes)
+def report(successes: int, episodes: int, checkpoint: str, evaluation: str = "scorer-validation-20"
+           ) -> EvaluateReport:
+    return EvaluateReport(1, evaluation, [checkpoint], episodes, successes / episodes)
 
 
-def test_a_checkpoint_that_validates_worse_is_kept_back_and_says_why():
-    row = promotion(2, "it2", report(5, 20), "it1", report(9, 20), 0.0, NOW)
+def episodes(checkpoint: str, solved: str, evaluation: str = "scorer-validation-20") -> pd.DataFrame:
+    """The evals rows of one checkpoint on tasks t0, t1, ...: solved[i] is '1' where it solved task ti."""
+    return pd.DataFrame({"evaluation": evaluation, "checkpoint": checkpoint,
+                         "task_id": [f"t{i}" for i in range(len(solved))], "success": [c == "1" for c in solved]})
+
+
+def decide(new: str, old: str, tolerance: float = 0.0) -> dict:
+    """The promotion of it2 against the served it1, which solved the tasks `new` and `old` mark."""
+    evals = pd.concat([episodes("it2", new), episodes("it1", old)])
+    return promotion(2, "it2", report(new.count("1"), len(new), "it2"), "it1", report(old.count("1"), len(old), "it1"),
+                     evals, tolerance, NOW)
+
+
+def test_a_checkpoint_that_validates_worse_is_kept_back_and_says_why_task_by_task():
+    row = decide("11110000000000000001", "11111111100000000000")
     assert row["promoted"] is False and row["served_checkpoint"] == "it1"
     assert (row["success_rate"], row["served_success_rate"]) == (0.25, 0.45)
     assert "25.0% vs the served 45.0%" in row["reason"] and "it1 stays served" in row["reason"]
+    assert "on the same 20 tasks 1 gained, 5 lost (exact McNemar p = 0.22" in row["reason"]
 
 
 def test_equal_or_better_validation_is_promoted_and_the_tolerance_allows_a_small_drop():
-    assert promotion(2, "it2", report(9, 20), "it1", report(9, 20), 0.0, NOW)["promoted"] is True
-    assert promotion(2, "it2", report(8, 20), "it1", report(9, 20), 0.05, NOW)["promoted"] is True
-    assert promotion(2, "it2", report(7, 20), "it1", report(9, 20), 0.05, NOW)["promoted"] is False
+    assert decide("11111111100000000000", "11111111100000000000")["promoted"] is True
+    assert decide("01111111100000000000", "11111111100000000000", 0.05)["promoted"] is True
+    assert decide("00111111100000000000", "11111111100000000000", 0.05)["promoted"] is False
+
+
+def test_only_tasks_both_checkpoints_were_evaluated_on_are_compared():
+    """An episode missing on one side (a task added later, a crashed episode) is left out of the pairs."""
+    evals = pd.concat([episodes("it2", "0111"), episodes("it1", "111")])
+    row = promotion(2, "it2", report(3, 4, "it2"), "it1", report(3, 3, "it1"), evals, 0.0, NOW)
+    assert row["promoted"] is False and "on the same 3 tasks 0 gained, 1 lost" in row["reason"]
+    with pytest.raises(ValueError, match="no validation task"):
+        promotion(2, "it2", report(3, 4, "it2"), "it1", report(3, 3, "it1"), episodes("it2", "0111"), 0.0, NOW)
 
 
 def test_the_first_checkpoint_and_a_loop_without_validation_promote():
-    assert promotion(0, "it0", report(1, 20), None, None, 0.0, NOW)["promoted"] is True
-    unchecked = promotion(1, "it1", None, "it0", None, 0.0, NOW)
+    assert promotion(0, "it0", report(1, 20, "it0"), None, None, episodes("it0", "1"), 0.0, NOW)["promoted"] is True
+    unchecked = promotion(1, "it1", None, "it0", None, episodes("it0", "1"), 0.0, NOW)
     assert unchecked["promoted"] is True and unchecked["episodes"] == 0 and "no validation" in unchecked["reason"]
 
 
 def test_checkpoints_measured_on_different_validation_tasks_are_not_compared():
     with pytest.raises(ValueError, match="no validation on evaluation"):
-        promotion(2, "it2", report(9, 20), "it1", report(9, 20, "scorer-validation-other"), 0.0, NOW)
+        promotion(2, "it2", report(9, 20, "it2"), "it1", report(9, 20, "it1", "scorer-validation-other"),
+                  episodes("it2", "1" * 9 + "0" * 11), 0.0, NOW)
 
 
 def checkpoints() -> pd.DataFrame:

@@ -38,13 +38,15 @@ class NightlyConfig(Section):
         default=0, ge=0,
         description="Validation tasks (taskset.split.validation_instances and validation_fraction: training "
                     "families, never trained on) each new checkpoint is evaluated on greedily before it is served: "
-                    "it is promoted only when its success is at least the served checkpoint's (minus "
-                    "promotion_tolerance), else the previous policy stays served and the night says so. 0: every "
-                    "checkpoint is promoted.")
+                    "it is promoted only when, paired task by task with the served checkpoint's episodes on the "
+                    "same tasks, it solves at least as many (less promotion_tolerance of them), else the previous "
+                    "policy stays served and the night says so, with the tasks gained and lost and the exact "
+                    "McNemar p. 0: every checkpoint is promoted.")
     promotion_tolerance: float = Field(
         default=0.0, ge=0, le=1,
-        description="How much lower a new checkpoint's validation success may be than the served one's and "
-                    "still be promoted (0: never worse).")
+        description="How much lower a new checkpoint's validation success may be than the served one's on the "
+                    "same tasks (tasks lost minus tasks gained, as a share of them) and still be promoted (0: never "
+                    "worse).")
     evaluate_untrained: bool = Field(
         default=True,
         description="Before the first training of a fresh lake, evaluate the starting policy too, so the report "
