@@ -65,16 +65,6 @@ class Config(Section):
         return self
 
     @model_validator(mode="after")
-    def _pixel_readers_see_their_marks(self) -> Config:
-        """A chat or local policy in set-of-marks mode reads the numbers drawn into the screenshot, and
-        learns from the stored screenshots: without them it would act on marks it cannot see."""
-        env = self.env
-        if env.observation == "set_of_marks" and not env.marked_screenshots and self.policy.kind in ("chat", "local"):
-            raise ValueError(f"policy.kind {self.policy.kind} reads the set-of-marks numbers in the screenshot: set "
-                             f"env.marked_screenshots true (only the scorer, oracle and random read the element list)")
-        return self
-
-    @model_validator(mode="after")
     def _dagger_is_the_scorers(self) -> Config:
         """The oracle's labels are tool calls the scorer's candidates express; a text policy would need them
         written as responses in its prompt format, which nothing here does."""

@@ -18,13 +18,6 @@ class EnvConfig(Section):
     device_scale_factor: float = Field(default=1.0, gt=0, description="Device pixel ratio of screenshots.")
     observation: Literal["coordinates", "set_of_marks"] = Field(
         default="coordinates", description="Plain screenshot, or screenshot with numbered interactive elements.")
-    marked_screenshots: bool = Field(
-        default=True,
-        description="set_of_marks: draw each element's box and number into the screenshot, what a policy that "
-                    "reads pixels (chat, local) sees and learns from. A profile whose policy reads the element "
-                    "list instead (scorer, oracle, random) can turn it off: the screenshot is stored as taken and "
-                    "the decode, drawing and encode of every step's image are saved (the elements, with their "
-                    "boxes, are in steps.elements either way).")
     normalized_coordinates: bool = Field(
         default=False, description="Agent coordinates are 0-1000 of the viewport (Qwen3-VL) instead of pixels.")
     navigation_timeout_s: float = Field(default=15.0, gt=0, description="Limit for one page load.")

@@ -109,16 +109,14 @@ class Episode:
         raise NavigationFailed(f"could not open {url}: {last}")
 
     async def observe(self) -> Observation:
-        """Screenshot (with marks in set-of-marks mode, unless env.marked_screenshots is off), URL, title and
-        tabs of the active page."""
+        """Screenshot (with marks in set-of-marks mode), URL, title and tabs of the active page."""
         page = self.browsing.page
         png = await screenshot(page, self.config.screenshot_timeout_s)
         elements: list[Element] | None = None
         text: str | None = None
         if self.config.observation == "set_of_marks":
             elements, text, title = await page_state(page)
-            if self.config.marked_screenshots:
-                png = await asyncio.to_thread(draw_marks, png, elements)
+            png = await asyncio.to_thread(draw_marks, png, elements)
             self.browsing.marks = {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
         else:
             title = await page.title()

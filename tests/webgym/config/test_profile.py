@@ -77,14 +77,3 @@ def test_dagger_is_refused_for_a_policy_that_is_not_the_scorer(tmp_path):
         load_config(tmp_path / "p.yaml")
     (tmp_path / "p.yaml").write_text("accept: {objective: dagger}\npolicy: {kind: scorer}\n")
     assert load_config(tmp_path / "p.yaml").accept.objective == "dagger"
-
-
-def test_a_policy_that_reads_pixels_keeps_its_marks_and_the_scorer_profiles_leave_them_out(tmp_path):
-    (tmp_path / "p.yaml").write_text("env: {observation: set_of_marks, marked_screenshots: false}\n"
-                                     "policy: {kind: local}\n")
-    with pytest.raises(ConfigError, match="policy.kind local reads the set-of-marks numbers"):
-        load_config(tmp_path / "p.yaml")
-    for profile in ("local.yaml", "ci.yaml"):
-        config = load_config(PROJECT_ROOT / "configs" / profile)
-        assert config.policy.kind == "scorer" and not config.env.marked_screenshots
-    assert load_config(PROJECT_ROOT / "configs" / "vlm-cpu.yaml").env.marked_screenshots

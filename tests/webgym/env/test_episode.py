@@ -116,24 +116,6 @@ def test_set_of_marks_numbers_elements_and_clicks_by_mark(site):
     run_in_browser(scenario)
 
 
-def test_marks_are_drawn_into_the_screenshot_only_when_asked(site):
-    """A policy that reads the element list needs no marks in its pixels; one that reads pixels does."""
-    async def scenario(browser):
-        shots = {}
-        for marked in (True, False):
-            async with Episode(browser, EnvConfig(observation="set_of_marks", marked_screenshots=marked),
-                               _policy(site)) as episode:
-                await episode.open(url_of(site))
-                observation = await episode.observe()
-                assert {"Next page", "Buy"} <= {e.text for e in observation.elements}
-                shots[marked] = Image.open(io.BytesIO(observation.screenshot)).convert("RGB")
-        marks_red = (230, 30, 30)
-        assert marks_red in {c for _, c in shots[True].getcolors(1 << 20)}
-        assert marks_red not in {c for _, c in shots[False].getcolors(1 << 20)}
-
-    run_in_browser(scenario)
-
-
 def test_normalized_coordinates_scale_to_the_viewport(site):
     async def scenario(browser):
         config = EnvConfig(normalized_coordinates=True)
