@@ -29,9 +29,10 @@ class Element(Row):
     value: str | None = Field(default=None, description="A text field's current value.")
     control: str | None = Field(default=None, description="What kind of control it is: its ARIA role when it has one "
                                                           "(checkbox, radio, switch, tab, option, menuitem, listbox, "
-                                                          "...), else checkbox, radio, select, textbox, submit (a "
-                                                          "button that submits its form or layout group), link or "
-                                                          "button; none for an element clickable only by script or "
+                                                          "...), else checkbox, radio, select, textbox, readonly (a "
+                                                          "read-only input, a date picker's: clicked, not typed "
+                                                          "into), submit (a button that submits its form or layout "
+                                                          "group), link or button; none for an element clickable only by script or "
                                                           "cursor.")
     checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or "
                                                            "aria-pressed for ARIA controls); none when it has none.")

@@ -78,10 +78,31 @@ INTERACTIVE_JS = """() => {
     return best;
   };
   // An icon with no text (a trash can drawn by CSS) is named by its image's file name or its class words.
+  // A box with neither (a colour swatch) is named by its background colour: the CSS name where it is one,
+  // else the hue's family ("shades of red"), greys by lightness.
   const icon = (e) => {
-    const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\("?([^")]*)/) || [])[1];
-    const words = [image && image.split('/').pop().split('.')[0], ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c))];
+    const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\\("?([^")]*)/) || [])[1];
+    const words = [image ? image.split('/').pop().split('.')[0] : colour(e),
+                   ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c))];
     return [...new Set(words.filter(Boolean))].slice(0, 3).join(' ').replace(/[-_]/g, ' ');
+  };
+  const named = {'255,0,0': 'red', '0,128,0': 'green', '0,0,255': 'blue', '255,255,0': 'yellow', '255,165,0': 'orange',
+    '128,0,128': 'purple', '255,192,203': 'pink', '0,255,255': 'cyan', '255,0,255': 'magenta', '0,255,0': 'lime',
+    '128,128,0': 'olive', '0,0,128': 'navy', '128,0,0': 'maroon', '0,128,128': 'teal', '165,42,42': 'brown',
+    '192,192,192': 'silver', '128,128,128': 'grey', '0,0,0': 'black', '255,255,255': 'white'};
+  const colour = (e) => {
+    if (isField(e) || e.querySelector('img, svg')) return '';  // an empty field is its label's, not a swatch
+    const rgba = (getComputedStyle(e).backgroundColor.match(/[\\d.]+/g) || []).map(Number);
+    if (rgba.length < 3 || (rgba.length > 3 && rgba[3] < 0.5)) return '';
+    if (named[rgba.slice(0, 3).join()]) return named[rgba.slice(0, 3).join()];
+    const [r, g, b] = rgba.map(v => v / 255), max = Math.max(r, g, b), min = Math.min(r, g, b);
+    const light = (max + min) / 2, chroma = max - min;
+    const saturation = chroma ? chroma / (1 - Math.abs(2 * light - 1)) : 0;
+    if (saturation < 0.2 || light < 0.08 || light > 0.95) return light < 0.2 ? 'black' : light > 0.85 ? 'white' : 'grey';
+    const hue = (max === r ? ((g - b) / chroma + 6) % 6 : max === g ? (b - r) / chroma + 2 : (r - g) / chroma + 4) * 60;
+    const families = [[15, 'red'], [45, 'orange'], [70, 'yellow'], [165, 'green'], [195, 'cyan'], [260, 'blue'],
+                      [290, 'purple'], [345, 'pink'], [360, 'red']];
+    return families.find(([upTo]) => hue < upTo)[1];
   };
   const control = (e, field) => {
     const role = (e.getAttribute('role') || '').toLowerCase();
@@ -143,26 +164,29 @@ INTERACTIVE_JS = """() => {
     // (an e-mail in a list) its own controls (star, trash) are marks of their own.
     if (found.some(f => f.node.contains(e) && (f.why === 'native' || why === 'pointer'))) continue;
     const wrapper = e.labels && e.labels.length ? e.labels[0] : null;
-    const field = isField(e);
+    // A read-only input (a date picker's) takes no typing: it is clicked, named by its label and value.
+    const readonly = e.tagName === 'INPUT' && e.readOnly && isField(e);
+    const field = isField(e) && !readonly;
     const labelledBy = e.getAttribute('aria-labelledby');
     const own = clean((wrapper && wrapper.innerText) || (labelledBy && byIds(labelledBy)) || e.getAttribute('aria-label')
-                      || e.getAttribute('placeholder') || (field ? nearby(e, r) : ''));
+                      || e.getAttribute('placeholder') || (field || readonly ? nearby(e, r) : ''));
     // A checkbox or radio is named by its label (its value is 'on' or an id) and clicked through it.
     const toggle = e.type === 'checkbox' || e.type === 'radio';
     const box = toggle && wrapper && wrapper.contains(e) ? first(wrapper) : r;
     const chosen = e.tagName === 'SELECT' && e.selectedIndex >= 0 ? e.options[e.selectedIndex].text : '';
-    const text = toggle && own ? own : clean(chosen || e.innerText || e.value || e.getAttribute('aria-label')
+    const text = toggle && own ? own : readonly ? clean([own, e.value].filter(Boolean).join(' ')) : clean(chosen
+                  || (e.innerText ?? e.textContent) || e.value || e.getAttribute('aria-label')
                   || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt') || icon(e));
     const group = e.parentElement && e.parentElement.closest('[role=radiogroup], [role=group], fieldset, nav[aria-label]');
     const legend = group && group.querySelector('legend');
     const groupName = group ? clean(group.getAttribute('aria-label') || (legend && legend.innerText)) : '';
-    const kind = control(e, field);
+    const kind = readonly ? 'readonly' : control(e, field);
     const options = e.tagName === 'SELECT' ? Array.from(e.options).filter(o => !o.disabled && !o.hidden).map(o => clean(o.text))
                   : kind === 'listbox' ? Array.from(e.querySelectorAll('[role=option]')).map(o => clean(o.innerText)) : null;
     found.push({node: e, why, tag: e.tagName.toLowerCase(), role: e.getAttribute('role') || e.getAttribute('type'),
                 text, x: box.left, y: box.top, width: box.width, height: box.height,
                 form: e.form ? Array.prototype.indexOf.call(document.forms, e.form) : null,
-                label: (field ? own : groupName) || null, value: field ? e.value : null, control: kind,
+                label: (field || readonly ? own : groupName) || null, value: field ? e.value : null, control: kind,
                 checked: toggle ? e.checked : (flag(e, 'aria-checked') ?? flag(e, 'aria-pressed')),
                 selected: e.tagName === 'OPTION' ? e.selected : flag(e, 'aria-selected'),
                 expanded: e.tagName === 'SUMMARY' ? e.parentElement.open : flag(e, 'aria-expanded'),

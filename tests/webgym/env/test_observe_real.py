@@ -57,6 +57,23 @@ SELECT = """<html><body style="margin:0; font: 16px sans-serif">
 </body></html>"""
 
 
+DRAWN = """<html><body style="margin:0; font: 16px sans-serif">
+  <svg width="300" height="60"><text class="text" x="10" y="30" font-size="20">7</text>
+    <g class="slice"><path d="M100 10 L140 10 L140 50 Z" fill="#ccc"></path><text x="112" y="40">Q</text></g></svg>
+  <div id="area">
+    <span style="display:inline-block; width:30px; height:30px; background-color:hsl(0, 40%, 80%)"></span>
+    <span style="display:inline-block; width:30px; height:30px; background-color:hsl(120, 60%, 35%)"></span>
+    <div class="color" style="width:30px; height:30px; background-color:pink"></div>
+  </div>
+  <p>Date: <input id="date" readonly></p>
+  <button id="go">Submit</button>
+  <script>
+    for (const e of document.querySelectorAll('svg text.text, g.slice, #area span, #area div')) e.addEventListener('click', () => {});
+    document.querySelector('#date').addEventListener('click', e => e.target.value = '12/01/2016');
+  </script>
+</body></html>"""
+
+
 def _in_page(html: str, scenario: Callable[[Browser, Page], Awaitable[None]], listeners: bool = True) -> None:
     async def main(browser: Browser) -> None:
         context = await browser.new_context()
@@ -162,3 +179,24 @@ def test_back_on_the_first_page_of_a_tab_is_refused_and_works_after_a_navigation
         await context.close()
 
     run_in_browser(scenario)
+
+
+def test_drawn_numbers_colour_swatches_and_a_read_only_date_field_are_named_and_clicked():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        texts = [e.text for e in elements]
+        assert texts[:2] == ["7", "Q"]  # SVG text: no innerText, named by its text content
+        assert texts[2:5] == ["red", "green", "pink color"]  # a shade's hue family; a CSS name with the class
+        date = next(e for e in elements if e.tag == "input")
+        assert (date.control, date.label, date.text) == ("readonly", "Date:", "Date:")
+        candidates = page_candidates(elements, "")
+        assert not [c for c in candidates if c.kind == "fill"]  # nothing to type into: a picker is clicked
+        click = next(c for c in candidates if c.mark == date.mark)
+        assert click.text == 'click button "Date:" [readonly]'
+        browsing = Browsing(page.context, page, marks=_centres(elements))
+        for action in click.actions([]):
+            assert (await execute(browsing, action, 10)).ok
+        picked = next(e for e in (await page_state(page))[0] if e.tag == "input")
+        assert picked.text == "Date: 12/01/2016"
+
+    _in_page(DRAWN, scenario)

@@ -157,6 +157,9 @@ def field_name(element: Element) -> str:
 
 
 def is_text_field(element: Element) -> bool:
+    """A field the scorer types into; a read-only input (a date picker's) is clicked instead."""
+    if element.control == "readonly":
+        return False
     if element.tag == "input":
         return (element.role or "") in TEXT_ROLES or element.control == "textbox"
     return element.tag == "textarea" or (element.control == "textbox" and element.tag != "select")
