@@ -7,7 +7,8 @@ The agent sees what the scorer sees (the set-of-marks elements and `page_candida
 rules over the utterance: when it asks for typing, fill the fields with its quoted phrases (matched
 to a field by the words before the phrase, else in order), choose a list option or click an element named in the utterance
 (or holding a name it gives, or the icon it names), open a tab not yet opened, then click the button
-the utterance names. It never reads the DOM itself,
+the utterance names. A date it asks for (mm/dd/yyyy) is chosen in a read-only date field's picker: the
+field is clicked, Prev or Next pages to the month, the day is clicked. It never reads the DOM itself,
 so a task it completes has the candidates it needs, and one it fails on a page whose candidates are
 missing shows that too. The same rules run on an older checkout (PYTHONPATH at its export) give the
 before figure; `watch_listeners` is used when the checkout has it. The task's own JavaScript reward
@@ -35,23 +36,55 @@ from webgym.sites.server import SiteServer
 
 TASKS = ["click-link", "email-inbox", "enter-password", "login-user", "choose-list", "click-checkboxes", "click-tab",
          "click-button", "click-test", "enter-text", "focus-text", "click-option", "click-dialog", "click-tab-2",
-         "navigate-tree", "click-widget", "click-collapsible", "search-engine", "click-button-sequence", "enter-text-2"]
-"""The issue's 7 named tasks first, then easy ones of the same kinds."""
-MAX_STEPS = 8
+         "navigate-tree", "click-widget", "click-collapsible", "search-engine", "click-button-sequence", "enter-text-2",
+         "choose-date", "click-shades", "click-scroll-list"]
+"""The issue's 7 named tasks first, then easy ones of the same kinds, then three families the main job's
+checkpoint solved none of (RESULTS R14): a date picker, colour swatches, a multi-select list."""
+MAX_STEPS = 16
+"""Enough for a date a year back in a picker (open, 11 months back, the day, submit)."""
 START_WAIT_MS = 300
-"""After the seeded start: icons the task drew (CSS images) load before the first observation."""
+"""After the seeded start: icons the task drew (CSS images) load before the first observation; and after
+each step, about a policy's step time, so an animation it started (a date picker's fade) has ended."""
 CLICKS = ("link", "button", "option", "toggle", "submit")
 TYPING = re.compile(r"\b(enter|type|fill|search|username|password)\b", re.I)
 """An utterance that asks for typing (only then are fields filled)."""
 SUBMIT = re.compile(r"\b(submit|login|log in|search|ok|yes|no|cancel|close)\b", re.I)
+DATE = re.compile(r"\b(\d{2})/(\d{2})/(\d{4})\b")
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december"]
+SHOWN_MONTH = re.compile(r"(" + "|".join(MONTHS) + r") (\d{4})", re.I)
 
 
 def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)}
 
 
+def pick_date(utterance: str, candidates: list[Candidate]) -> Candidate | None:
+    """A date the utterance asks for (mm/dd/yyyy), chosen in a read-only date field's picker: open it, page by
+    Prev or Next to the month its header shows (a line of the page text), click the day, then the button the
+    utterance names. None when no picker is on the page."""
+    wanted = DATE.search(utterance)
+    pickers = [c for c in candidates if c.text.endswith("[readonly]")]
+    if not wanted or not pickers:
+        return None
+    if any(wanted.group(0) in c.target for c in pickers):
+        return next((c for c in candidates if c.kind in CLICKS and SUBMIT.search(c.target)
+                     and SUBMIT.search(c.target).group(0).lower() in utterance.lower()), None)
+    month, day, year = (int(part) for part in wanted.groups())
+    shown = next((SHOWN_MONTH.fullmatch(c.answer) for c in candidates
+                  if c.kind == "answer" and c.answer and SHOWN_MONTH.fullmatch(c.answer)), None)
+    if shown is None:
+        return pickers[0]
+    at = (int(shown.group(2)), MONTHS.index(shown.group(1).lower()) + 1)
+    name = "Prev" if at > (year, month) else "Next" if at < (year, month) else str(day)
+    return next((c for c in candidates if c.kind in CLICKS and c.target.strip() == name), None)
+
+
 def pick(utterance: str, candidates: list[Candidate], done: set[str]) -> tuple[Candidate, list[str | None]] | None:
     """The next candidate by the rules of the module docstring; None when no rule applies."""
+    dated = pick_date(utterance, candidates)
+    if dated is not None:
+        return dated, []
     found = phrases(utterance)
     quoted = [p for p in found if p.source == "quoted"]
     fresh = [c for c in candidates if c.key not in done]
@@ -107,6 +140,7 @@ async def episode(browser, task: str, seed: int) -> tuple[bool, int]:
         done.add(candidate.key)
         for action in candidate.actions(typed):
             await execute(browsing, action, 10)
+        await page.wait_for_timeout(START_WAIT_MS)
         if miniwob.judge(await page.evaluate(miniwob.REWARD_JS)).done:
             break
     state = await page.evaluate(miniwob.REWARD_JS)
