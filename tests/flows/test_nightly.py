@@ -173,17 +173,26 @@ def _outcome(lake: Lake) -> dict:
             "evals": evals[["iteration", "task_id", "held_out"]].values.tolist()}
 
 
+@pytest.fixture(scope="module")
+def uninterrupted_outcome(prefect_harness, taskset_lake, tmp_path_factory) -> dict:
+    """The small warm start run straight through once, for every stopped run to be compared with."""
+    from flows.nightly import nightly
+
+    folder = tmp_path_factory.mktemp("straight")
+    nightly(iterations=1, config_path=str(_small_profile(folder, taskset_lake)))
+    return _outcome(Lake(folder / "data"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("stopped_after", ["rollout", "judge", "train", "evaluate's rollout"])
 def test_a_warm_start_stopped_after_any_stage_resumes_to_the_uninterrupted_outcome(prefect_harness, taskset_lake,
-                                                                                    tmp_path, stopped_after):
+                                                                                    uninterrupted_outcome, tmp_path,
+                                                                                    stopped_after):
     from flows.judge import judge
     from flows.nightly import nightly
     from flows.rollout import rollout
     from flows.train import train
 
-    straight = _small_profile(tmp_path / "straight", taskset_lake)
-    nightly(iterations=1, config_path=str(straight))
     profile = str(_small_profile(tmp_path / "stopped", taskset_lake))
     stages = ["rollout", "judge", "train", "evaluate's rollout"]
     done = stages[:stages.index(stopped_after) + 1]
@@ -196,7 +205,7 @@ def test_a_warm_start_stopped_after_any_stage_resumes_to_the_uninterrupted_outco
         rollout(iteration=0, split="test", size=2, checkpoint=trained.path, greedy=True, config_path=profile)
     summary = nightly(iterations=1, config_path=profile)
     assert [(it.iteration, it.kind, it.episodes) for it in summary.iterations] == [(0, "warm start", 3)]
-    assert _outcome(Lake(tmp_path / "stopped" / "data")) == _outcome(Lake(tmp_path / "straight" / "data"))
+    assert _outcome(Lake(tmp_path / "stopped" / "data")) == uninterrupted_outcome
 
 
 @pytest.mark.slow
