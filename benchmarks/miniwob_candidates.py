@@ -59,6 +59,12 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)}
 
 
+def _named_buttons(utterance: str, candidates: list[Candidate]) -> list[Candidate]:
+    """The submit-like buttons (Submit, OK, Log in, ...) whose word the utterance uses."""
+    return [c for c in candidates if c.kind in CLICKS and SUBMIT.search(c.target)
+            and SUBMIT.search(c.target).group(0).lower() in utterance.lower()]
+
+
 def pick_date(utterance: str, candidates: list[Candidate]) -> Candidate | None:
     """A date the utterance asks for (mm/dd/yyyy), chosen in a read-only date field's picker: open it, page by
     Prev or Next to the month its header shows (a line of the page text), click the day, then the button the
@@ -68,11 +74,9 @@ def pick_date(utterance: str, candidates: list[Candidate]) -> Candidate | None:
     if not wanted or not pickers:
         return None
     if any(wanted.group(0) in c.target for c in pickers):
-        return next((c for c in candidates if c.kind in CLICKS and SUBMIT.search(c.target)
-                     and SUBMIT.search(c.target).group(0).lower() in utterance.lower()), None)
+        return next(iter(_named_buttons(utterance, candidates)), None)
     month, day, year = (int(part) for part in wanted.groups())
-    shown = next((SHOWN_MONTH.fullmatch(c.answer) for c in candidates
-                  if c.kind == "answer" and c.answer and SHOWN_MONTH.fullmatch(c.answer)), None)
+    shown = next(filter(None, (SHOWN_MONTH.fullmatch(c.answer or "") for c in candidates if c.kind == "answer")), None)
     if shown is None:
         return pickers[0]
     at = (int(shown.group(2)), MONTHS.index(shown.group(1).lower()) + 1)
@@ -113,8 +117,7 @@ def pick(utterance: str, candidates: list[Candidate], done: set[str]) -> tuple[C
     tabs = [c for c in fresh if c.kind == "option" and "tab" in c.text.lower()]
     if tabs:
         return tabs[0], []
-    buttons = [c for c in fresh if c.kind in CLICKS and SUBMIT.search(c.target)
-               and SUBMIT.search(c.target).group(0).lower() in utterance.lower()]
+    buttons = _named_buttons(utterance, fresh)
     return (buttons[0], []) if buttons else None
 
 

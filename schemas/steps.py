@@ -32,8 +32,8 @@ class Element(Row):
                                                           "...), else checkbox, radio, select, textbox, readonly (a "
                                                           "read-only input, a date picker's: clicked, not typed "
                                                           "into), submit (a button that submits its form or layout "
-                                                          "group), link or button; none for an element clickable only by script or "
-                                                          "cursor.")
+                                                          "group), link or button; none for an element clickable "
+                                                          "only by script or cursor.")
     checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or "
                                                            "aria-pressed for ARIA controls); none when it has none.")
     selected: bool | None = Field(default=None, description="aria-selected (a tab, an option); none when unset.")

@@ -94,7 +94,8 @@ INTERACTIVE_JS = """() => {
     if (isField(e) || e.querySelector('img, svg')) return '';  // an empty field is its label's, not a swatch
     const rgba = (getComputedStyle(e).backgroundColor.match(/[\\d.]+/g) || []).map(Number);
     if (rgba.length < 3 || (rgba.length > 3 && rgba[3] < 0.5)) return '';
-    if (named[rgba.slice(0, 3).join()]) return named[rgba.slice(0, 3).join()];
+    const css = named[rgba.slice(0, 3).join()];
+    if (css) return css;
     const [r, g, b] = rgba.map(v => v / 255), max = Math.max(r, g, b), min = Math.min(r, g, b);
     const light = (max + min) / 2, chroma = max - min;
     const saturation = chroma ? chroma / (1 - Math.abs(2 * light - 1)) : 0;
@@ -165,8 +166,9 @@ INTERACTIVE_JS = """() => {
     if (found.some(f => f.node.contains(e) && (f.why === 'native' || why === 'pointer'))) continue;
     const wrapper = e.labels && e.labels.length ? e.labels[0] : null;
     // A read-only input (a date picker's) takes no typing: it is clicked, named by its label and value.
-    const readonly = e.tagName === 'INPUT' && e.readOnly && isField(e);
-    const field = isField(e) && !readonly;
+    const editable = isField(e);
+    const readonly = editable && e.tagName === 'INPUT' && e.readOnly;
+    const field = editable && !readonly;
     const labelledBy = e.getAttribute('aria-labelledby');
     const own = clean((wrapper && wrapper.innerText) || (labelledBy && byIds(labelledBy)) || e.getAttribute('aria-label')
                       || e.getAttribute('placeholder') || (field || readonly ? nearby(e, r) : ''));
