@@ -83,11 +83,18 @@ _UNITS = {alias: group for group, aliases in {
 }.items() for alias in aliases.split()}
 """Known units by alias; a number followed by another known unit is another quantity."""
 _NEGATION_BEFORE = re.compile(
-    r"(?:\bnot|n't|\bnever|\bneither|\bnor|\bno longer|\bother than|\brather than|\binstead of|\bexcept|"
-    r"\bbesides|\bwrong|\bincorrect)\W*(?:\w+\W+){0,2}$", re.I)
+    r"(?:\bnot|\bcannot|n't|\bnever|\bneither|\bnor|\bno longer|\bother than|\brather than|\binstead of|\bexcept|"
+    r"\bexcluding|\bfar from|\bbesides|\bwrong|\bincorrect)\W*(?:\w+\W+){0,2}$", re.I)
 _NEGATION_AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,2}?(?:is|was|are|would be|seems)?\s*(?:wrong|incorrect|false|a mistake|mistaken|"
-    r"not (?:right|correct|it|the|true|valid))\b", re.I)
+    r"(?:not |n't )(?:right|correct|it|the|true|valid)|(?:does|did)(?: not|n't) (?:match|fit|count|apply)|"
+    r"ruled out|excluded)\b|^\s*[✗✘❌]", re.I)
+_REFUTED_AFTER = re.compile(
+    r"^\s*(?:\?+|[(:,–—-])\s*(?:(?:no|nope)(?=\s*(?:$|[.,;!)]))|wrong\b|incorrect\b|false\b)", re.I)
+"""The value refuted right after it, across the punctuation that ends a clause ("42? No.", "42 (wrong)",
+"42: incorrect", "42 - nope"); a "no" that begins a phrase ("42 (no tax)") refutes nothing."""
+_ALL_BUT_BEFORE = re.compile(r"\b(?:anything|everything|all)\s+but\s*$", re.I)
+""""Anything but 42": the clause split at "but" would leave nothing before the value."""
 _CLAUSE_END = re.compile(r"[,;.!?\n:()]|\bbut\b|\bhowever\b", re.I)
 _GAP_WORDS = frozenset("and or either nor maybe perhaps possibly probably likely it is it's its could be might also "
                        "then vs versus to the answer one between from else no actually rather wait i mean sorry "
@@ -270,7 +277,9 @@ def _items(text: str) -> list[str]:
 def _negated(text: str, start: int, end: int) -> bool:
     before = _CLAUSE_END.split(text[max(0, start - _WINDOW):start])[-1]
     after = _CLAUSE_END.split(text[end:end + _WINDOW])[0]
-    return bool(_NEGATION_BEFORE.search(before) or _NEGATION_AFTER.search(after))
+    return bool(_NEGATION_BEFORE.search(before) or _NEGATION_AFTER.search(after)
+                or _REFUTED_AFTER.search(text[end:end + _WINDOW])
+                or _ALL_BUT_BEFORE.search(text[max(0, start - _WINDOW):start]))
 
 
 def _alternative(text: str, a: _Value, b: _Value) -> bool:
