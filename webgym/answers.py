@@ -88,7 +88,7 @@ _NEGATION_BEFORE = re.compile(
 _NEGATION_AFTER = re.compile(
     r"^\W*(?:\w+\W+){0,2}?(?:is|was|are|would be|seems)?\s*(?:wrong|incorrect|false|a mistake|mistaken|"
     r"(?:not |n't )(?:right|correct|it|the|true|valid)|(?:does|did)(?: not|n't) (?:match|fit|count|apply)|"
-    r"ruled out|excluded)\b|^\s*[✗✘❌]", re.I)
+    r"ruled out|excluded|unlikely|doubtful)\b|^\s*[✗✘❌]", re.I)
 _REFUTED_AFTER = re.compile(
     r"^\s*(?:\?+|[(:,–—-])\s*(?:(?:no|nope)(?=\s*(?:$|[.,;!)]))|wrong\b|incorrect\b|false\b)", re.I)
 """The value refuted right after it, across the punctuation that ends a clause ("42? No.", "42 (wrong)",

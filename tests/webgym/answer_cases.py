@@ -51,6 +51,7 @@ CASES = [AnswerCase(*row) for row in [
     ("42", "Excluding 42", False, "negation"),
     ("42", "Far from 42", False, "negation"),
     ("42", "42 ✗", False, "negation"),
+    ("42", "42 is unlikely", False, "negation"),
     ("K7-2291", "K7-2291 is wrong; it is K7-2290", False, "negation"),
     ("K7-2291", "The code is not K7-2291", False, "negation"),
     ("$1,299.99", "It does not cost $1,299.99", False, "negation"),
