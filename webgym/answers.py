@@ -38,7 +38,10 @@ MAX_CHARS = 2000
 """Longer answers fail unread: no benchmark answer is this long (the hedging rule allows 100 words),
 and it bounds the scanners' work on adversarial text."""
 _WINDOW = 200
-"""How far before a value the negation and join patterns look."""
+"""How far around a value the join patterns look."""
+_NEAR = 80
+"""How far around a value the negation patterns look: a negation word and at most two words between
+("not exactly the 42"); the shorter window keeps an answer of many values cheap."""
 
 UNACHIEVABLE = re.compile(
     r"\b(?:n/?a|not applicable|not available|unachievable|impossible|cannot be (?:done|found|completed)|"
@@ -275,11 +278,10 @@ def _items(text: str) -> list[str]:
 
 
 def _negated(text: str, start: int, end: int) -> bool:
-    before = _CLAUSE_END.split(text[max(0, start - _WINDOW):start])[-1]
-    after = _CLAUSE_END.split(text[end:end + _WINDOW])[0]
+    preceding, following = text[max(0, start - _NEAR):start], text[end:end + _NEAR]
+    before, after = _CLAUSE_END.split(preceding)[-1], _CLAUSE_END.split(following)[0]
     return bool(_NEGATION_BEFORE.search(before) or _NEGATION_AFTER.search(after)
-                or _REFUTED_AFTER.search(text[end:end + _WINDOW])
-                or _ALL_BUT_BEFORE.search(text[max(0, start - _WINDOW):start]))
+                or _REFUTED_AFTER.search(following) or _ALL_BUT_BEFORE.search(preceding))
 
 
 def _alternative(text: str, a: _Value, b: _Value) -> bool:
