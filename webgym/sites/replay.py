@@ -11,6 +11,7 @@ mismatch between spec and rendered site is reported with the failing step and a 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from playwright.async_api import async_playwright
 
 from webgym.browser import VIEWPORT, launch_browser
 from webgym.env.actions import Browsing, execute
+from webgym.progress import Ticker
 from webgym.sites.harness import StateClient
 from webgym.sites.machine import ANSWER, Step, snapshot_hash
 from webgym.sites.oracle import NoElement, to_browser_actions
@@ -28,6 +30,8 @@ from webgym.sites.server import SiteServer
 from webgym.sites.site import Site
 from webgym.sites.tasks import start_url
 from webgym.sites.verify import verify
+
+log = logging.getLogger(__name__)
 
 IDLE_JS = "() => !!(window.__wg && window.__wg.idle())"
 ACTION_TIMEOUT_S = 15.0
@@ -145,9 +149,16 @@ async def replay_sites(sites: list[Site], goals: dict[str, list[str]] | None = N
         async with async_playwright() as playwright:
             browser = await launch_browser(playwright, server.host_map())
 
+            ticker = Ticker(log, "replay in Chromium", len(jobs), "goals")
+            failed = 0
+
             async def run(site: Site, goal_id: str) -> ReplayResult:
+                nonlocal failed
                 async with gate:
-                    return await replay_goal(browser, site, goal_id, states, shots)
+                    result = await replay_goal(browser, site, goal_id, states, shots)
+                failed += not result.ok
+                ticker.tick(f"{failed} failed" if failed else "")
+                return result
             try:
                 return list(await asyncio.gather(*(run(site, goal_id) for site, goal_id in jobs)))
             finally:

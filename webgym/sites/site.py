@@ -10,13 +10,15 @@ disk (pathcache.py); `search_paths` finds the missing ones in parallel processes
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from schemas.rubric import Rubric
 from schemas.values import HORIZONS, difficulty_band
+from webgym.progress import Ticker
 from webgym.sites.expr import SpecError
 from webgym.sites.machine import Machine
 from webgym.sites.oracle import Plan, plan, rubric_checks
@@ -25,6 +27,8 @@ from webgym.sites.search import SearchLimit
 from webgym.sites.spec import SPECS_DIR, SiteSpec
 from webgym.sites.specfiles import load_site, spec_files
 from webgym.sites.tasks import goal_rubric
+
+log = logging.getLogger(__name__)
 
 ROW_BLOCKS = ("list", "items")
 
@@ -227,7 +231,10 @@ def search_paths(sites: list[Site], workers: int) -> int:
         return len(missing)
     jobs.sort(key=lambda job: -job[0].rubric(job[1]).n_facts)  # the longest searches first: a shorter tail
     specs = [(site.spec, site.max_states, site.machine.paths.directory) for site in {s.name: s for s, _ in jobs}.values()]
+    ticker = Ticker(log, "oracle paths", len(jobs), "goals searched")
     with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start_worker, initargs=(specs,)) as pool:
-        list(pool.map(_search, [(site.name, goal_id) for site, goal_id in jobs]))
+        for found in as_completed([pool.submit(_search, (site.name, goal_id)) for site, goal_id in jobs]):
+            found.result()
+            ticker.tick()
     return len(missing)
