@@ -33,7 +33,7 @@ def test_every_sites_command_has_help(command):
 def test_list_prints_family_site_goals_and_status_of_every_site_of_the_world(shipped):
     result = runner.invoke(app, ["--config", str(PROJECT_ROOT / "configs" / "ci.yaml"), "sites", "list"])
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # a cold world's progress lines go to stderr
     rows = {line.split()[1]: line for line in lines[:-1]}
     assert set(shipped) < set(rows) and "cinema-g0" in rows and len(rows) >= 12 + 20  # one generated site a family
     acct = shipped["acct-a"]
@@ -116,8 +116,8 @@ def test_write_saves_the_family_the_llm_repaired_and_reports_the_rejected_answer
 def test_the_embedded_world_has_100_sites_of_20_families_and_2000_goals_with_4_families_held_out():
     result = runner.invoke(app, ["--config", str(PROJECT_ROOT / "configs" / "local.yaml"), "sites", "list"])
     assert result.exit_code == 0, result.output
-    rows = [line for line in result.output.splitlines() if line.endswith(("train", ")"))]
-    summary = next(line for line in result.output.splitlines() if " site(s) of " in line)
+    rows = [line for line in result.stdout.splitlines() if line.endswith(("train", ")"))]
+    summary = next(line for line in result.stdout.splitlines() if " site(s) of " in line)
     families = {row.split()[0] for row in rows}
     whole = {row.split()[0] for row in rows if row.endswith("held out (family)")}
     assert len(rows) >= 100 and len(families) >= 20 and len(whole) >= 4
