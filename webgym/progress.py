@@ -1,7 +1,7 @@
 """A periodic progress line for long loops that are not rollouts (those have their own, with steps/s
-and success): "<label>: k/n <unit>" every `every_s` seconds and once at the end, so a user watching a
-command that works for minutes before its first result (a cold world's oracle searches and replays)
-sees it move."""
+and success): "<label>: k/n <unit>" every `every_s` seconds and at the end of work that took as long,
+so a user watching a command that works for minutes before its first result (a cold world's oracle
+searches and replays) sees it move."""
 
 from __future__ import annotations
 
