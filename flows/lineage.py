@@ -82,7 +82,7 @@ def run_row(flow_name: str, flow_run: FlowRun, state: State, parent: str | None,
     return {"flow_run_id": str(flow_run.id), "flow_name": flow_name, "run_name": flow_run.name,
             "parent_flow_run_id": parent, "iteration": iteration if isinstance(iteration, int) else None,
             "split": parameters.get("split"), "profile": config.profile, "config": config.model_dump_json(),
-            "parameters": json.dumps(parameters, default=str, sort_keys=True), "seed": config.policy.seed,
+            "parameters": json.dumps(parameters, default=str, sort_keys=True), "seed": config.policy.acting_seed,
             "commit": commit(), "started_at": flow_run.start_time or state.timestamp, "ended_at": state.timestamp,
             "outcome": OUTCOMES[state.type.value], "message": state.message}
 

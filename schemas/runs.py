@@ -28,7 +28,8 @@ class Run(Row):
     config: str | None = Field(default=None, description="The resolved profile as JSON (before the flow's "
                                                          "parameters: they are in `parameters`).")
     parameters: str = Field(description="The flow run's parameters as JSON.")
-    seed: int | None = Field(default=None, description="policy.seed: the seed a learning-curve study varies "
+    seed: int | None = Field(default=None, description="The policy's acting seed (policy.scorer.seed for the scorer, "
+                                                       "else policy.seed): what a learning-curve study varies "
                                                        "(benchmarks/learning_curve.py).")
     commit: str = Field(description="The code's commit (`git describe --always --dirty`: `-dirty` when files "
                                     "changed since).")

@@ -368,7 +368,8 @@ def runs(con: duckdb.DuckDBPyConnection) -> str:
     if frame.empty:
         return no_data("no flow run in the runs table (a lake written before runs were recorded, or outside Prefect)")
     return ("<p class=\"meta\">Each run of its own (a nightly, or a stage run by hand) with its own profile, "
-            "policy.seed and commit; its stages are its subflows (view run_ancestors). Table runs.</p>"
+            "policy's acting seed (policy.scorer.seed for the scorer, else policy.seed) and commit; its stages are "
+            "its subflows (view run_ancestors). Table runs.</p>"
             + table_html(frame, "runs-table"))
 
 

@@ -59,11 +59,12 @@ def current_flow_run() -> FlowRunIds:
 
 
 def run_tags(config: Config, run: FlowRunIds) -> dict[str, str]:
-    """What identifies a tracked run: flow-run ids, profile, seed (train_seed when training uses another) and
-    the checkout's commit (as the runs table records it)."""
+    """What identifies a tracked run: flow-run ids, profile, the policy's acting seed (train_seed when training
+    uses another) and the checkout's commit (as the runs table records it)."""
+    seed = config.policy.acting_seed
     tags = {"flow_run_id": str(run.flow_run_id), "root_flow_run_id": str(run.root_flow_run_id),
-            "profile": config.profile, "seed": str(config.policy.seed), "commit": commit()}
-    if config.train.seed != config.policy.seed:
+            "profile": config.profile, "seed": str(seed), "commit": commit()}
+    if config.train.seed != seed:
         tags["train_seed"] = str(config.train.seed)
     return tags
 

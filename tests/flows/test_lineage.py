@@ -44,6 +44,13 @@ def test_a_flow_runs_end_records_its_profile_seed_commit_and_outcome_once(tmp_pa
     assert json.loads(row.config)["profile"] == "ci" and json.loads(row.parameters)["iteration"] == 2
 
 
+def test_a_scorer_run_is_recorded_under_the_scorers_seed_not_the_unused_policy_seed(tmp_path):
+    profile = tmp_path / "seeded.yaml"
+    profile.write_text(f"extends: {CI}\npolicy:\n  seed: 5\n  scorer:\n    seed: 7\n")
+    record_run(rollout, _run(tmp_path, config_path=str(profile)), Completed())
+    assert Lake(tmp_path / "data").read_table("runs").iloc[0].seed == 7
+
+
 def test_a_run_whose_profile_does_not_load_records_nothing(tmp_path):
     record_run(rollout, _run(tmp_path, config_path=str(tmp_path / "missing.yaml")), Failed(message="no profile"))
     assert not (tmp_path / "data").exists()

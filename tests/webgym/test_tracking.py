@@ -19,8 +19,9 @@ TRAINING = FlowRunIds("train-id", "night-id", "20261204-020000-nightly-run")
 
 def _config(tmp_path, **tracking) -> Config:
     config = load_config(PROJECT_ROOT / "configs" / "ci.yaml", str(tmp_path / "data"))
+    scorer = replaced(config.policy.scorer, seed=7)  # the seed the scorer acts with; policy.seed it does not use
     return config.model_copy(update={"tracking": TrackingConfig(**tracking), "train": replaced(config.train, seed=3),
-                                     "policy": replaced(config.policy, seed=7)})
+                                     "policy": replaced(config.policy, seed=5, scorer=scorer)})
 
 
 def test_a_night_and_its_training_write_event_files_that_tensorboard_reads_back(tmp_path):

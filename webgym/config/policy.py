@@ -87,10 +87,17 @@ class PolicyConfig(Section):
                                                                 "for the context budget.")
     device: str = Field(default="auto", description="torch device for `local`: auto, cpu, cuda:0.")
     epsilon: float = Field(default=0.0, ge=0, le=1, description="Oracle: probability of a random valid action instead.")
-    seed: int = Field(default=0, description="Seed of the oracle's noise, the random policy and local sampling.")
+    seed: int = Field(default=0, description="Seed of the oracle's noise, the random policy and local sampling "
+                                             "(the scorer has its own: scorer.seed).")
     context: ContextConfig = Field(default_factory=ContextConfig, description="Prompt and context of text policies.")
     sampling: SamplingConfig = Field(default_factory=SamplingConfig, description="Decoding of text policies.")
     scorer: ScorerConfig = Field(default_factory=ScorerConfig, description="The set-of-marks scorer (kind scorer).")
+
+    @property
+    def acting_seed(self) -> int:
+        """The seed that makes this policy's decisions, the one a run is known by: the scorer's own (its initial
+        weights and sampler), else `seed` (a profile that changed only `seed` ran the same scorer)."""
+        return self.scorer.seed if self.kind == "scorer" else self.seed
 
     def label(self, greedy: bool) -> str:
         """How rollout keys and evaluation ids name this policy: its kind and, for the scorer's greedy decisions
