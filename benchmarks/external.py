@@ -16,7 +16,8 @@ every task the agent can do, webgym.sites.miniwob.task_names()).
 
 Prints one JSON line (overall, by family, by task, each with its 95% Wilson interval) and writes it to
 --out/miniwob.json, with a Markdown table per task and per family beside it (--out/miniwob.md) for the results
-book. A family is the task name up to its first digit-free dash group (click-*, enter-*, email-inbox-*...).
+book. A task's family is `webgym.sites.miniwob.family_of`'s (click-tab-2-hard is of click-tab). It refuses a task of
+a family the profile trains on (taskset.miniwob.train_tasks).
 """
 
 from __future__ import annotations
@@ -39,18 +40,6 @@ from webgym.config import MiniwobConfig, load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.sites import miniwob  # noqa: E402
 from webgym.stats import rate_summary  # noqa: E402
-
-FAMILIES = ("email-inbox", "click-checkboxes", "click-collapsible", "click-tab", "click-test", "click-dialog",
-            "click-menu", "click-pie", "click-button", "choose-date", "enter-text", "enter", "use-autocomplete",
-            "book-flight", "social-media", "login-user", "focus-text", "form-sequence", "read-table",
-            "scroll-text", "copy-paste", "text-transform", "count", "find", "search-engine", "navigate-tree")
-"""Family prefixes, longest first where one is a prefix of another; a task matching none is its own family."""
-
-
-def family_of(task: str) -> str:
-    """The task's family: the first of FAMILIES it starts with, else the task itself."""
-    return next((f for f in FAMILIES if task == f or task.startswith(f + "-") or task.startswith(f)), task)
-
 
 def _webgym(profile: Path, lake: Path, *args: str) -> None:
     command = [sys.executable, "-m", "webgym.cli", "--config", str(profile), "--data-dir", str(lake), *args]
@@ -95,6 +84,10 @@ def main() -> None:
     args = parser.parse_args()
 
     names = args.task or miniwob.task_names()[:args.tasks]
+    trained = {miniwob.family_of(task) for task in load_config(args.profile).taskset.miniwob.train_tasks}
+    seen = [task for task in names if miniwob.family_of(task) in trained]
+    if seen:
+        parser.error(f"{seen} are of families {args.profile} trains on (taskset.miniwob.train_tasks)")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -116,7 +109,7 @@ def main() -> None:
     latest = evals.groupby("evaluation")["evaluated_at"].max().idxmax()  # this run's evaluation
     verdicts = evals[evals["evaluation"] == latest].drop_duplicates("task_id")
     verdicts["task"] = verdicts["task_id"].str.split("/").str[1]
-    verdicts["family"] = verdicts["task"].map(family_of)
+    verdicts["family"] = verdicts["task"].map(miniwob.family_of)
     result = {"policy": args.policy, "checkpoint": args.checkpoint, "tasks": len(names), "seeds": seeds,
               **rate_summary(int(verdicts["success"].sum()), len(verdicts)),
               "by_family": _rates(verdicts, "family"), "by_task": _rates(verdicts, "task")}

@@ -28,7 +28,7 @@ from flows.lineage import RUN_HOOKS
 from stages.annotate import BadTask, annotated_tasks, asks_llm, pending_seeds
 from stages.decompose import LLMTextWriter, new_decomposed_tasks
 from stages.dedup import duplicate_tasks, without_duplicates
-from stages.external import miniwob_tasks
+from stages.external import miniwob_tasks, miniwob_train_ids
 from stages.ingest import (FileReport, SeedTaskBatches, TaskFiles, files_by_source, publication_date,
                            seed_task_batches, task_files)
 from stages.ingest.known import CONTENT_COLUMNS
@@ -285,7 +285,7 @@ def split_task_set(config: Config) -> tuple[dict[str, int], int]:
     before = lake.read_table("tasks")
     split = config.taskset.split
     sites = world_of(config.sites).table() if needs_site_table(before, split) else None
-    tasks = assigned_splits(before, split, config.taskset.revisions, sites)
+    tasks = assigned_splits(before, split, config.taskset.revisions, sites, miniwob_train_ids(config.taskset.miniwob))
     if not same_splits(before, tasks):
         lake.replace_table("tasks", tasks, run_id="split")
     return split_counts(tasks)

@@ -28,6 +28,7 @@ from stages.sample import (batch_seed, curriculum_batch, evaluation_batch, split
 from webgym.config import Config, PolicyKind, load_config, replaced, with_checkpoint
 from webgym.lake import Lake
 from webgym.lake.queries import tasks_by_id
+from webgym.policies.oracle import PLANNED_SOURCES
 from webgym.rollout.episode_run import rollout_purpose, run_key_for, trajectory_id_for
 from webgym.rollout.runner import rollout_tasks
 from webgym.warehouse import query
@@ -39,8 +40,9 @@ log = logging.getLogger(__name__)
 def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen: list[str] | None = None,
                  iteration: int = 0) -> list[str]:
     """Task ids to roll out: `chosen` when given (each must be a task of `split`), else a training batch by
-    difficulty ratio (blocklist skipped; the frontier curriculum reads the policy's training rollouts of
-    the iterations before `iteration`), or the validation or held-out test tasks to evaluate on."""
+    difficulty ratio and source shares (blocklist skipped; the frontier curriculum reads the policy's training
+    rollouts of the iterations before `iteration`; the oracle's demonstrations draw only the tasks it can
+    plan), or the validation or held-out test tasks to evaluate on."""
     lake = Lake(config.lake.data_dir)
     tasks = lake.read_table("tasks")
     in_split = split_task_ids(tasks, split)
@@ -56,12 +58,17 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
     if split == "train":
         blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
         sample = config.taskset.sample
+        if config.policy.kind == "oracle":
+            planned = tasks[tasks["source"].isin(PLANNED_SOURCES)]
+            return training_batch(planned, size or len(planned), sample.ratio, seed, blocked)["task_id"].tolist()
         if sample.curriculum == "uniform":
-            return training_batch(tasks, size or len(tasks), sample.ratio, seed, blocked)["task_id"].tolist()
+            return training_batch(tasks, size or len(tasks), sample.ratio, seed, blocked,
+                                  source_shares=sample.source_shares)["task_id"].tolist()
         outcomes = task_outcomes(lake.read_table("trajectories", columns=["trajectory_id", "task_id", "iteration",
                                                                           "purpose"]),
                                  query(lake, "SELECT trajectory_id, success FROM verdicts", config.judge), iteration)
-        batch = curriculum_batch(tasks, outcomes, size or len(tasks), sample.ratio, seed, blocked, sample.retry_share)
+        batch = curriculum_batch(tasks, outcomes, size or len(tasks), sample.ratio, seed, blocked, sample.retry_share,
+                                 sample.source_shares)
         log.info("frontier curriculum: %d of %d tasks tried before (%d tried in all)",
                  int(batch["task_id"].isin(outcomes["task_id"]).sum()), len(batch), len(outcomes))
         return batch["task_id"].tolist()

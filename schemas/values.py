@@ -1,5 +1,5 @@
 """Values that columns take and that the configuration, stages and views share: difficulty bands and
-horizons, the judges' order of authority, and what a website is (the `website` column's host name).
+horizons, the judges' order of authority, the external worlds' sources, and what a website is (the `website` column's host name).
 Importable without pandas."""
 
 from __future__ import annotations
@@ -18,6 +18,12 @@ synthetic goal of that band may have."""
 JUDGE_PRIORITY: tuple[str, ...] = ("gate", "exact", "reference", "rubric", "webjudge", "task_only")
 """Which judge is authoritative for the verdicts view, first wins: a rule gate disqualifies
 before any verifier or judge is asked, then exact verifier > reference answer > rubric judge."""
+
+
+EXTERNAL_SOURCES: frozenset[str] = frozenset({"miniwob"})
+"""Sources of an external world (pages this project did not write, MiniWoB++): its tasks are test tasks held
+out as `external`, or train tasks of other task families; one host serves all its pages, so its test line is
+drawn by task family (the `family` column), not by website."""
 
 
 def difficulty_band(difficulty: int) -> str:

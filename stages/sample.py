@@ -2,7 +2,9 @@
 
 Bands are WebGym's (easy 1-3 facts, medium 4-6, hard 7+). Quotas follow the ratio (largest
 remainder); a band with too few tasks gives its shortfall to the others in proportion. Tasks on
-blocklisted websites and test tasks are never drawn.
+blocklisted websites and test tasks are never drawn. Source shares fix how much of a batch a source's
+tasks take (a few hundred MiniWoB++ train tasks beside two thousand synthetic ones would otherwise
+come up by their count).
 
 The frontier curriculum (taskset.sample.curriculum) bends the draw towards what the policy can
 still learn from its own rollouts: a share of the batch re-draws training tasks it failed or
@@ -51,11 +53,30 @@ def _trainable(tasks: pd.DataFrame, blocklist: Iterable[str]) -> pd.DataFrame:
     return tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
 
 
+def source_weighted(sources: np.ndarray, weights: np.ndarray | None, shares: dict[str, float]) -> np.ndarray:
+    """Per task, its weight rescaled so that the tasks of each source named in `shares` carry that share of
+    the total, and the other sources' tasks the rest (a source with no task gives its share to the others);
+    `weights` None weighs every task alike within its source."""
+    base = np.ones(len(sources)) if weights is None else weights
+    named = [source for source in shares if (sources == source).any()]
+    rest = ~np.isin(sources, named)
+    groups = [(sources == source, shares[source]) for source in named]
+    groups += [(rest, 1 - sum(shares[source] for source in named))] if rest.any() else []
+    scaled = np.zeros(len(sources))
+    for members, share in groups:
+        total = base[members].sum()
+        if total > 0:
+            scaled[members] = share * base[members] / total
+    return scaled
+
+
 def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | None = None, seed: int = 0,
-                   blocklist: Iterable[str] = (), weights: pd.Series | None = None) -> pd.DataFrame:
+                   blocklist: Iterable[str] = (), weights: pd.Series | None = None,
+                   source_shares: dict[str, float] | None = None) -> pd.DataFrame:
     """Up to `size` distinct training tasks: `ratio` weights the bands easy / medium / hard (None:
     uniform over tasks); `weights` (positive, by the index of `tasks`) weights the tasks within a band;
-    the same seed gives the same batch. Fewer when too few tasks qualify."""
+    `source_shares` (taskset.sample.source_shares) the sources, by `source_weighted` (a source given 0 is
+    never drawn); the same seed gives the same batch. Fewer when too few tasks qualify."""
     unknown = sorted(set(ratio or {}) - set(DIFFICULTY_BANDS))
     if unknown:
         raise ValueError(f"unknown difficulty band(s) {unknown}; bands are {list(DIFFICULTY_BANDS)}")
@@ -64,6 +85,9 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
     if ratio is not None:
         pool = pool[pool["difficulty"].notna()]
     chances = None if weights is None else weights.reindex(pool.index).to_numpy(dtype=float)
+    if source_shares:
+        chances = source_weighted(pool["source"].to_numpy(), chances, source_shares)
+        pool, chances = pool[chances > 0], chances[chances > 0]
     if ratio is None:
         picked = _draw(rng, np.arange(len(pool)), min(size, len(pool)), chances)
         return pool.iloc[np.sort(picked)].reset_index(drop=True)
@@ -111,12 +135,13 @@ def frontier_weights(tasks: pd.DataFrame, outcomes: pd.DataFrame, prior_tries: f
 
 
 def curriculum_batch(tasks: pd.DataFrame, outcomes: pd.DataFrame, size: int, ratio: dict[str, float] | None,
-                     seed: int, blocklist: Iterable[str] = (), retry_share: float = 0.25) -> pd.DataFrame:
+                     seed: int, blocklist: Iterable[str] = (), retry_share: float = 0.25,
+                     source_shares: dict[str, float] | None = None) -> pd.DataFrame:
     """A training batch of the frontier curriculum: up to `retry_share` of `size` re-draws tasks the policy
-    tried and did not always solve (half-solved ones first, then failed ones; the bands do not apply),
-    the rest is `training_batch` over the other tasks weighted by `frontier_weights`."""
+    tried and did not always solve (half-solved ones first, then failed ones; the bands and source shares do
+    not apply), the rest is `training_batch` over the other tasks weighted by `frontier_weights`."""
     if outcomes.empty:  # nothing tried yet: the plain draw, so the warm start is the default's
-        return training_batch(tasks, size, ratio, seed, blocklist)
+        return training_batch(tasks, size, ratio, seed, blocklist, source_shares=source_shares)
     rng = np.random.default_rng(seed)
     pool = _trainable(tasks, blocklist)
     unsolved = outcomes[(outcomes["successes"] < outcomes["tries"]) & outcomes["task_id"].isin(pool["task_id"])]
@@ -124,7 +149,8 @@ def curriculum_batch(tasks: pd.DataFrame, outcomes: pd.DataFrame, size: int, rat
     failed = rng.permutation(unsolved.loc[unsolved["successes"] == 0, "task_id"].to_numpy())
     retried = [*half_solved, *failed][:min(size, int(round(retry_share * size)))]
     rest = tasks[~tasks["task_id"].isin(retried)]
-    fresh = training_batch(rest, size - len(retried), ratio, seed, blocklist, frontier_weights(rest, outcomes))
+    fresh = training_batch(rest, size - len(retried), ratio, seed, blocklist, frontier_weights(rest, outcomes),
+                           source_shares)
     return pool[pool["task_id"].isin({*retried, *fresh["task_id"]})].reset_index(drop=True)
 
 

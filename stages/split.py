@@ -11,27 +11,29 @@ other task on a test website is removed, tasks without a website stay in trainin
 tasks follow their parent (those of a removed parent are removed). The validation split (training
 families, never trained on) is every task of the last `validation_instances` generated sites of each
 training family before its held-out ones, plus a seeded `validation_fraction` of the other lineages.
-Tasks of an external world (`EXTERNAL_SOURCES`: MiniWoB++) are all test tasks held out as `external`:
-no task of such a world is ever trained on, and the draw above never sees them. `leaks` proves no website and no family held out whole is on both sides of the test line and no task
-lineage on two splits.
+Tasks of an external world (`EXTERNAL_SOURCES`: MiniWoB++) are test tasks held out as `external`, except
+those the profile names to train on (taskset.miniwob.train_tasks, of other task families); the draw above
+never sees them. Their family is the world's task family (`miniwob/click-tab` for click-tab-2-hard), and
+the external world is split by family, not by website: its pages share one host. `leaks` proves no website
+(outside the external worlds), no family held out whole or as external is on both sides of the test line
+and no task lineage on two splits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pandas as pd
 
-from schemas.values import WhichRevision
+from schemas.values import EXTERNAL_SOURCES, WhichRevision
 from stages.revisions import chosen_revisions
 from webgym.config import SplitConfig
+from webgym.sites import miniwob
 
 HELD_OUT_KINDS = ("family", "site", "external")
 """How a test task is held out: with its whole site family, as one website (of a training family, or a
 real website), or with a whole external world."""
-
-EXTERNAL_SOURCES = frozenset({"miniwob"})
-"""Sources whose every task is a test task held out as `external` (worlds this project did not write)."""
-
 
 class LeakageError(AssertionError):
     """The split put a website, a task lineage or a family held out whole on both sides; the message lists them."""
@@ -47,12 +49,13 @@ def leaks(tasks: pd.DataFrame) -> pd.DataFrame:
     the split is clean)."""
     split = tasks[tasks["split"].notna()].assign(lineage=lambda f: _lineage(f),
                                                   side=lambda f: f["split"] == "test")
+    own_world = ~split["source"].isin(EXTERNAL_SOURCES) if "source" in split else True
     rows = []
-    for column, sides_of in (("website", "side"), ("lineage", "split")):
-        sides = split.dropna(subset=[column]).groupby(column)[sides_of].nunique()
+    for column, sides_of, rows_of in (("website", "side", split[own_world]), ("lineage", "split", split)):
+        sides = rows_of.dropna(subset=[column]).groupby(column)[sides_of].nunique()
         rows += [{"kind": column, "value": value} for value in sides[sides > 1].index]
     if "held_out" in split:
-        whole = set(split.loc[split["held_out"] == "family", "family"].dropna())
+        whole = set(split.loc[split["held_out"].isin(["family", "external"]), "family"].dropna())
         trained = set(split.loc[~split["side"], "family"].dropna())
         rows += [{"kind": "family", "value": value} for value in sorted(whole & trained)]
     return pd.DataFrame(rows, columns=["kind", "value"])
@@ -153,18 +156,32 @@ def needs_site_table(tasks: pd.DataFrame, config: SplitConfig) -> bool:
     return bool(tasks["source"].isin(config.whole_site_sources).any())
 
 
+def _external_splits(tasks: pd.DataFrame, train_ids: Collection[str]) -> pd.DataFrame:
+    """The external world's tasks with their split (train for `train_ids`, else test held out as `external`)
+    and their task family."""
+    trained = tasks["task_id"].isin(set(train_ids))
+    names = tasks["source_id"].map(lambda source_id: miniwob.seed_of(source_id)[0])
+    return tasks.assign(split=np.where(trained, "train", "test"), held_out=np.where(trained, None, "external"),
+                        family="miniwob/" + names.map(miniwob.family_of))
+
+
 def assigned_splits(tasks: pd.DataFrame, config: SplitConfig, revisions: WhichRevision = "newest",
-                    sites: pd.DataFrame | None = None) -> pd.DataFrame:
+                    sites: pd.DataFrame | None = None, external_train: Collection[str] = ()) -> pd.DataFrame:
     """Every task of `tasks` with its split drawn afresh by `split_tasks` over the tasks of the chosen
     `revisions` (stages.revisions): test or train, or null for the tasks the split removes (on a test
     website but not drawn, decomposed from one of those, or of a revision the task set does not use).
     Removed tasks stay in the table so that a rebuild knows they were annotated. Tasks of EXTERNAL_SOURCES
-    are test tasks held out as `external`."""
+    are test tasks held out as `external`, except the ids of `external_train` (stages.external.miniwob_train_ids),
+    which are train tasks. Raises LeakageError if a family is on both sides."""
     external = tasks["source"].isin(EXTERNAL_SOURCES)
     own = tasks[~external]
     kept = split_tasks(chosen_revisions(own, revisions).assign(split=None, held_out=None), config, sites)
     removed = own[~own["task_id"].isin(kept["task_id"])].assign(split=None, held_out=None)
-    return pd.concat([kept, removed, tasks[external].assign(split="test", held_out="external")], ignore_index=True)
+    result = pd.concat([kept, removed, _external_splits(tasks[external], external_train)], ignore_index=True)
+    found = leaks(result)
+    if len(found):
+        raise LeakageError(f"the external world's split leaks {len(found)} famil(ies): {found.to_dict('records')}")
+    return result
 
 
 def same_splits(before: pd.DataFrame, after: pd.DataFrame) -> bool:

@@ -3,8 +3,8 @@ cross-table rules of the data model. `webgym quality` and every flow run the sam
 
 Per table: every part's file schema fits the table schema; required columns are non-null; keys
 are unique; declared bounds and enum values hold; references point at existing rows. On tasks,
-also: difficulty = number of facts, no website in both splits, decomposed tasks share their
-parent's split, and exact checks line up with facts.
+also: difficulty = number of facts, no website in both splits (no task family, in an external world whose
+pages share a host), decomposed tasks share their parent's split, and exact checks line up with facts.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 import schemas
 from schemas import TABLES, TableSchema, schema_for
+from schemas.values import EXTERNAL_SOURCES
 from webgym.lake import Lake
 
 log = logging.getLogger(__name__)
@@ -98,14 +99,20 @@ def _task_rule_checks(tasks: pd.DataFrame) -> list[_Check]:
     split_of = tasks.set_index("task_id")["split"].to_dict()
     children = tasks[tasks["parent_task_id"].notna()]
     children = children.assign(parent_split=[split_of.get(p) for p in children["parent_task_id"]])
-    test_websites = tasks.loc[tasks["split"] == "test", "website"].dropna().unique().tolist()
+    own = tasks[~tasks["source"].isin(EXTERNAL_SOURCES)]
+    test_websites = own.loc[own["split"] == "test", "website"].dropna().unique().tolist()
+    external = tasks[tasks["source"].isin(EXTERNAL_SOURCES)]
+    test_families = external.loc[external["split"] == "test", "family"].dropna().unique().tolist()
     return [
         _Check("tasks", n_facts[["task_id", "difficulty", "rubric_facts", "checks_fit_facts"]], [
             gxe.ExpectColumnPairValuesToBeEqual(column_A="difficulty", column_B="rubric_facts"),
             gxe.ExpectColumnValuesToBeInSet(column="checks_fit_facts", value_set=[True]),
         ], keys),
-        _Check("tasks", tasks.loc[tasks["split"].isin(["train", "validation"]), ["task_id", "website"]], [
+        _Check("tasks", own.loc[own["split"].isin(["train", "validation"]), ["task_id", "website"]], [
             gxe.ExpectColumnValuesToNotBeInSet(column="website", value_set=test_websites),
+        ], keys),
+        _Check("tasks", external.loc[external["split"].isin(["train", "validation"]), ["task_id", "family"]], [
+            gxe.ExpectColumnValuesToNotBeInSet(column="family", value_set=test_families),
         ], keys),
         _Check("tasks", children[["task_id", "split", "parent_split"]], [
             gxe.ExpectColumnPairValuesToBeEqual(column_A="split", column_B="parent_split"),

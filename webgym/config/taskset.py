@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from schemas.values import WhichRevision
 from webgym.config.base import EmbeddingPrecision, ProjectPath, Section
@@ -186,6 +186,11 @@ class SampleConfig(Section):
         description="Relative weight of the difficulty bands easy (1-3 facts), medium (4-6), hard (7+) in a batch; "
                     "null draws uniformly over tasks.")
     seed: int = Field(default=0, description="Seed of the draw; the same seed gives the same batch.")
+    source_shares: dict[str, float] = Field(
+        default_factory=dict,
+        description="The expected share of a training batch drawn from a source's train tasks (e.g. {miniwob: 0.25}); "
+                    "the sources not named share the rest in proportion to their tasks. Empty: every train task "
+                    "is as likely, whatever its source.")
     curriculum: Literal["uniform", "frontier"] = Field(
         default="uniform",
         description="uniform: every qualifying task of a band is as likely. frontier (stages/sample.py): part of "
@@ -198,10 +203,18 @@ class SampleConfig(Section):
         description="frontier: at most this share of a batch re-draws tried, not always solved tasks (half-solved "
                     "first).")
 
+    @field_validator("source_shares")
+    @classmethod
+    def _shares_of_one_batch(cls, shares: dict[str, float]) -> dict[str, float]:
+        if any(not 0 <= share <= 1 for share in shares.values()) or sum(shares.values()) > 1:
+            raise ValueError(f"each share must lie in [0, 1] and together at most 1, got {shares}")
+        return shares
+
 
 class MiniwobConfig(Section):
-    """MiniWoB++ as an external held-out world (webgym/sites/miniwob.py): the build adds one test task per listed
-    task and seed, held out as `external`, which every evaluation then measures and no rollout trains on."""
+    """MiniWoB++ as an external world (webgym/sites/miniwob.py): the build adds one test task per listed task and
+    seed, held out as `external`, which every evaluation then measures and no rollout trains on; and, optionally,
+    train tasks of other families, which the nights roll out and learn from by the pages' own reward."""
 
     tasks: list[str] = Field(
         default_factory=list,
@@ -210,6 +223,15 @@ class MiniwobConfig(Section):
     seeds: int = Field(default=1, ge=1, description="Seeded episodes per task (as BrowserGym seeds them): each is a "
                                                     "task of its own, with its own utterance.")
     first_seed: int = Field(default=0, ge=0, description="The first seed: seeds first_seed to first_seed + seeds - 1.")
+    train_tasks: list[str] = Field(
+        default_factory=list,
+        description="MiniWoB++ tasks to train on (train split): none may share a family (webgym.sites.miniwob."
+                    "family_of) with a task of `tasks`, so the held-out kind stays pages of families never trained "
+                    "on. The oracle has no plan for them: the warm start skips them and the nights learn them from "
+                    "their own rollouts. Empty adds none.")
+    train_seeds: int = Field(default=10, ge=1, description="Seeded episodes per train task, each a task of its own.")
+    train_first_seed: int = Field(default=1000, ge=0,
+                                  description="The first seed of the train tasks, apart from the held-out seeds.")
 
 
 class TasksetConfig(Section):

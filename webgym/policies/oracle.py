@@ -17,6 +17,10 @@ from webgym.sites.oracle import GIVE_UP, NoElement, OraclePolicy, rubric_checks,
 from webgym.sites.search import SearchLimit
 from webgym.sites.site import Site
 
+PLANNED_SOURCES = frozenset({"synthetic"})
+"""The sources whose tasks the oracle can plan: the synthetic sites' goals. A demonstration draw takes only
+these (an external world's or a benchmark's task has no state machine to search)."""
+
 MAX_EPISODES = 4096
 """Plans kept for episodes in flight (older ones are dropped)."""
 

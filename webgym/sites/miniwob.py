@@ -56,6 +56,20 @@ EXCLUDED: dict[str, str] = {
 }
 """Tasks the project's actions (click, type, scroll, back) cannot do, each with the reason."""
 
+FAMILIES = ("email-inbox", "click-checkboxes", "click-collapsible", "click-tab", "click-test", "click-dialog",
+            "click-menu", "click-pie", "click-button", "choose-date", "enter-text", "enter", "use-autocomplete",
+            "book-flight", "social-media", "login-user", "focus-text", "form-sequence", "read-table",
+            "scroll-text", "copy-paste", "text-transform", "count", "find", "search-engine", "navigate-tree")
+"""Family prefixes, longest first where one is a prefix of another; a task matching none is its own family.
+Variants of one page (click-tab-2-hard, email-inbox-reply) are one family: training on one variant and
+testing on another is not testing on pages never trained on."""
+
+
+def family_of(task: str) -> str:
+    """The task's family: the first of FAMILIES it starts with, else the task itself."""
+    return next((f for f in FAMILIES if task == f or task.startswith(f + "-") or task.startswith(f)), task)
+
+
 START_JS = """(seed) => {
   Math.seedrandom(seed);
   core.EPISODE_MAX_TIME = %d;
