@@ -59,8 +59,7 @@ def select_tasks(config: Config, split: str, size: int | None, seed: int, chosen
         blocked = listed_websites(lake.read_table("blocklist", columns=["website", "cleared_at"]))
         sample = config.taskset.sample
         if config.policy.kind == "oracle":
-            planned = tasks[tasks["source"].isin(PLANNED_SOURCES)]
-            return training_batch(planned, size or len(planned), sample.ratio, seed, blocked)["task_id"].tolist()
+            tasks = tasks[tasks["source"].isin(PLANNED_SOURCES)]
         if sample.curriculum == "uniform":
             return training_batch(tasks, size or len(tasks), sample.ratio, seed, blocked,
                                   source_shares=sample.source_shares)["task_id"].tolist()

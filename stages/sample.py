@@ -53,21 +53,17 @@ def _trainable(tasks: pd.DataFrame, blocklist: Iterable[str]) -> pd.DataFrame:
     return tasks[(tasks["split"] == "train") & ~tasks["website"].isin(set(blocklist))]
 
 
-def source_weighted(sources: np.ndarray, weights: np.ndarray | None, shares: dict[str, float]) -> np.ndarray:
-    """Per task, its weight rescaled so that the tasks of each source named in `shares` carry that share of
-    the total, and the other sources' tasks the rest (a source with no task gives its share to the others);
-    `weights` None weighs every task alike within its source."""
-    base = np.ones(len(sources)) if weights is None else weights
-    named = [source for source in shares if (sources == source).any()]
-    rest = ~np.isin(sources, named)
-    groups = [(sources == source, shares[source]) for source in named]
-    groups += [(rest, 1 - sum(shares[source] for source in named))] if rest.any() else []
-    scaled = np.zeros(len(sources))
-    for members, share in groups:
-        total = base[members].sum()
-        if total > 0:
-            scaled[members] = share * base[members] / total
-    return scaled
+OTHER_SOURCES = "(other sources)"
+"""The group of the sources a share list does not name."""
+
+
+def _by_source(pool: pd.DataFrame, size: int, shares: dict[str, float]) -> dict[str, tuple[pd.DataFrame, int]]:
+    """Each named source's tasks of `pool` and the rest, with their quota of `size` by `shares` (largest
+    remainder, a group with too few tasks giving its shortfall to the others, as the bands do)."""
+    groups = pool["source"].where(pool["source"].isin(list(shares)), OTHER_SOURCES)
+    weights = {**shares, OTHER_SOURCES: 1 - sum(shares.values())}
+    quotas = _quotas(size, weights, {g: int((groups == g).sum()) for g in weights})
+    return {g: (pool[groups == g], n) for g, n in quotas.items() if n}
 
 
 def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | None = None, seed: int = 0,
@@ -75,8 +71,9 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
                    source_shares: dict[str, float] | None = None) -> pd.DataFrame:
     """Up to `size` distinct training tasks: `ratio` weights the bands easy / medium / hard (None:
     uniform over tasks); `weights` (positive, by the index of `tasks`) weights the tasks within a band;
-    `source_shares` (taskset.sample.source_shares) the sources, by `source_weighted` (a source given 0 is
-    never drawn); the same seed gives the same batch. Fewer when too few tasks qualify."""
+    `source_shares` (taskset.sample.source_shares) gives each named source its share of `size` and the other
+    sources the rest, drawn apart (a source given 0 is never drawn); the same seed gives the same batch. Fewer
+    when too few tasks qualify."""
     unknown = sorted(set(ratio or {}) - set(DIFFICULTY_BANDS))
     if unknown:
         raise ValueError(f"unknown difficulty band(s) {unknown}; bands are {list(DIFFICULTY_BANDS)}")
@@ -84,10 +81,12 @@ def training_batch(tasks: pd.DataFrame, size: int, ratio: dict[str, float] | Non
     pool = _trainable(tasks, blocklist)
     if ratio is not None:
         pool = pool[pool["difficulty"].notna()]
-    chances = None if weights is None else weights.reindex(pool.index).to_numpy(dtype=float)
     if source_shares:
-        chances = source_weighted(pool["source"].to_numpy(), chances, source_shares)
-        pool, chances = pool[chances > 0], chances[chances > 0]
+        parts = [training_batch(part, n, ratio, seed, (), weights)["task_id"]
+                 for part, n in _by_source(pool, size, source_shares).values()]
+        picked_ids = set(pd.concat(parts)) if parts else set()
+        return pool[pool["task_id"].isin(picked_ids)].reset_index(drop=True)
+    chances = None if weights is None else weights.reindex(pool.index).to_numpy(dtype=float)
     if ratio is None:
         picked = _draw(rng, np.arange(len(pool)), min(size, len(pool)), chances)
         return pool.iloc[np.sort(picked)].reset_index(drop=True)

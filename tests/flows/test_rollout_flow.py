@@ -88,6 +88,28 @@ def test_chosen_tasks_are_rolled_out_as_named_and_unknown_ones_are_refused(tmp_p
         select_tasks(config, "train", None, 0, [train[0], "nope"])
 
 
+def test_the_oracle_draws_only_tasks_it_can_plan_and_a_learner_draws_its_source_shares(tmp_path):
+    import pandas as pd
+
+    from flows.rollout import select_tasks
+    from tests.conftest import NOW
+    from webgym.config import load_config, replaced
+    from webgym.sites import miniwob
+
+    lake = lake_with_site_tasks(tmp_path, ["shop-a", "mail-b"], goals=4)
+    external = pd.DataFrame([miniwob.task_row("read-table", seed, "Read it", NOW) for seed in range(8)])
+    lake.write_table("tasks", external.assign(split="train", family="miniwob/read-table"))
+    path = tmp_path / "profile.yaml"
+    path.write_text(f"lake:\n  data_dir: {tmp_path / 'data'}\npolicy:\n  kind: random\n"
+                    "taskset:\n  sample:\n    ratio: null\n    source_shares: {miniwob: 0.5}\n")
+    config = load_config(path)
+    learner = select_tasks.fn(config, "train", 8, 0)
+    assert sum(task.startswith("miniwob/") for task in learner) == 4 and len(learner) == 8
+    oracle = config.model_copy(update={"policy": replaced(config.policy, kind="oracle")})
+    demonstrated = select_tasks.fn(oracle, "train", None, 0)
+    assert demonstrated and not any(task.startswith("miniwob/") for task in demonstrated)
+
+
 def test_the_frontier_curriculum_retries_what_earlier_iterations_failed_and_redraws_the_same_batch(tmp_path):
     from flows.rollout import select_tasks
     from schemas.judgments import Judgment

@@ -1,6 +1,7 @@
-"""MiniWoB++ as an external held-out world: its tasks enter once, are always test tasks held out as
-`external` (never trained on, never validation), are drawn as a kind of their own by evaluations, and are
-judged by the page's own reward, with no gate for not answering."""
+"""MiniWoB++ as an external world: its tasks enter once, are test tasks held out as `external` (never
+validation) unless the profile trains on them, train tasks never share a family with a held-out one, the
+held-out kind is drawn as a kind of its own by evaluations, and episodes are judged by the page's own reward,
+with no gate for not answering."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import json
 import pandas as pd
 import pytest
 
-from stages.external import missing_miniwob_pairs, miniwob_tasks
+from stages.external import miniwob_tasks, miniwob_train_ids, missing_miniwob_pairs
 from stages.judge.episode import Episode
 from stages.judge.exact import exact_judgment
 from stages.judge.gates import gate_judgments
 from stages.sample import evaluation_batch, training_batch
-from stages.split import assigned_splits, leaks
+from stages.split import LeakageError, assigned_splits, leaks
 from tests.conftest import trajectories_frame
 from tests.stages.test_split_sample_export import universe
 from webgym.config import ConfigError, MiniwobConfig, SplitConfig
@@ -46,8 +47,20 @@ def test_a_task_the_agent_cannot_do_or_a_misspelt_one_is_named():
         missing_miniwob_pairs(MiniwobConfig(tasks=["click-button", "drag-box", "click-buton"]), set())
 
 
-def _with_external(seeds: int = 2) -> pd.DataFrame:
-    said = _said([("click-button", s) for s in range(seeds)] + [("login-user", s) for s in range(seeds)])
+def test_train_tasks_enter_with_their_own_seeds_and_none_may_share_a_held_out_family():
+    config = MiniwobConfig(tasks=["click-tab"], train_tasks=["read-table", "form-sequence-2"], train_seeds=2)
+    rows = miniwob_tasks(config, pd.DataFrame({"task_id": []}), _said)
+    assert rows["task_id"].tolist() == ["miniwob/click-tab/0", "miniwob/read-table/1000", "miniwob/read-table/1001",
+                                        "miniwob/form-sequence-2/1000", "miniwob/form-sequence-2/1001"]
+    assert miniwob_train_ids(config) == set(rows["task_id"][1:])
+    with pytest.raises(ConfigError, match=r"train_tasks: \['click-tab-2-hard'\] share a family"):
+        miniwob_train_ids(MiniwobConfig(tasks=["click-tab"], train_tasks=["read-table", "click-tab-2-hard"]))
+    with pytest.raises(ConfigError, match=r"\['drag-box'\]"):
+        miniwob_train_ids(MiniwobConfig(train_tasks=["drag-box"]))
+
+
+def _with_external(seeds: int = 2, train: tuple[str, ...] = ()) -> pd.DataFrame:
+    said = _said([(t, s) for t in ("click-button", "login-user", *train) for s in range(seeds)])
     external = pd.DataFrame([miniwob.task_row(t, s, text, NOW) for (t, s), text in said.items()])
     return pd.concat([universe(), external], ignore_index=True)
 
@@ -62,6 +75,21 @@ def test_external_tasks_are_always_test_tasks_held_out_as_external_and_never_tra
         train = result[result["split"] == "train"].assign(difficulty=3)
         assert not training_batch(train, len(train), None, seed=seed)["source"].eq("miniwob").any()
     assert miniwob.HOST not in set(result.loc[result["split"] != "test", "website"].dropna())
+
+
+def test_listed_train_tasks_are_trained_on_and_split_from_the_held_out_ones_by_family():
+    tasks = _with_external(train=("read-table", "read-table-2"))
+    train_ids = {miniwob.task_id(t, s) for t in ("read-table", "read-table-2") for s in range(2)}
+    result = assigned_splits(tasks, SplitConfig(test_websites=3, seed=0), external_train=train_ids)
+    external = result[result["source"] == "miniwob"].set_index("task_id")
+    assert set(external.loc[sorted(train_ids), "split"]) == {"train"}
+    assert external.loc[sorted(train_ids), "held_out"].isna().all()
+    assert external.loc["miniwob/login-user/1", ["split", "held_out", "family"]].tolist() == [
+        "test", "external", "miniwob/login-user"]
+    assert set(external.loc[sorted(train_ids), "family"]) == {"miniwob/read-table"}
+    assert leaks(result).empty  # one host on both sides, as the external world's pages are
+    with pytest.raises(LeakageError, match="miniwob/click-button"):
+        assigned_splits(tasks, SplitConfig(test_websites=3, seed=0), external_train={"miniwob/click-button/0"})
 
 
 def test_evaluations_draw_the_external_kind_beside_the_others():

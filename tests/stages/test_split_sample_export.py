@@ -170,6 +170,23 @@ def test_batches_follow_the_difficulty_ratio_and_are_reproducible():
     assert len(training_batch(tasks, 10, None, seed=1)) == 10
 
 
+def test_source_shares_fix_a_sources_part_of_the_batch_whatever_its_count():
+    tasks = pd.concat([banded(), frame([task(f"x{i}", "x.test", source="miniwob") for i in range(7)])
+                       .assign(split="train")], ignore_index=True)
+    batch = training_batch(tasks, 20, None, seed=3, source_shares={"miniwob": 0.25})
+    assert (batch["source"] == "miniwob").sum() == 5 and len(batch) == 20 and batch["task_id"].is_unique
+    assert batch.equals(training_batch(tasks, 20, None, seed=3, source_shares={"miniwob": 0.25}))
+    plain = [training_batch(tasks, 20, None, seed=s) for s in range(100)]  # 7 of 70 tasks: a tenth by their count
+    assert sum((b["source"] == "miniwob").sum() for b in plain) / (20 * len(plain)) < 0.12
+    assert plain[3].equals(training_batch(tasks, 20, None, seed=3, source_shares={}))
+    more = training_batch(tasks, 40, None, seed=0, source_shares={"miniwob": 0.5})  # 7 there: the rest draw 33
+    assert (more["source"] == "miniwob").sum() == 7 and len(more) == 40
+    none = training_batch(tasks, 70, None, seed=0, source_shares={"miniwob": 0.0})
+    assert len(none) == 63 and not none["source"].eq("miniwob").any()
+    alone = training_batch(tasks, 70, None, seed=0, source_shares={"miniwob": 1.0})
+    assert alone["source"].eq("miniwob").all() and len(alone) == 7
+
+
 def test_blocklisted_websites_and_test_tasks_are_never_drawn():
     tasks = banded()
     tasks.loc[tasks["task_id"] == "m0", "split"] = "test"

@@ -38,6 +38,24 @@ def test_split_leak_is_named(lake):
     assert {e["task_id"] for e in violation.examples} == {"t1", "t2"}
 
 
+def test_an_external_world_is_split_by_task_family_not_by_its_one_host(lake):
+    import pandas as pd
+
+    from tests.conftest import NOW
+    from webgym.sites import miniwob
+
+    external = pd.DataFrame([miniwob.task_row("click-tab", 0, "Click on Tab #2.", NOW),
+                             miniwob.task_row("read-table", 1000, "Enter the value of Color.", NOW)])
+    external = external.assign(split=["test", "train"], held_out=["external", None],
+                               family=["miniwob/click-tab", "miniwob/read-table"])
+    _fill(lake, tasks=pd.concat([tasks_frame(), external], ignore_index=True))
+    assert quality.validate(lake, ["tasks"]) == []
+    lake.write_table("tasks", external.iloc[[1]].assign(task_id="miniwob/click-tab-2/1000", family="miniwob/click-tab"))
+    (violation,) = quality.validate(lake, ["tasks"])
+    assert "expect_column_values_to_not_be_in_set(column=family" in violation.check
+    assert violation.examples == [{"task_id": "miniwob/click-tab-2/1000", "family": "miniwob/click-tab"}]
+
+
 def test_decomposed_task_in_another_split_than_its_parent(lake):
     tasks = tasks_frame()
     tasks.loc[1, ["split", "website"]] = ["test", "other.test"]

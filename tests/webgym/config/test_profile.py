@@ -77,3 +77,10 @@ def test_dagger_is_refused_for_a_policy_that_is_not_the_scorer(tmp_path):
         load_config(tmp_path / "p.yaml")
     (tmp_path / "p.yaml").write_text("accept: {objective: dagger}\npolicy: {kind: scorer}\n")
     assert load_config(tmp_path / "p.yaml").accept.objective == "dagger"
+
+
+@pytest.mark.parametrize("shares", ["{miniwob: 1.5}", "{miniwob: 0.6, webvoyager: 0.6}", "{miniwob: -0.1}"])
+def test_source_shares_that_are_not_parts_of_one_batch_are_named(tmp_path, shares):
+    (tmp_path / "p.yaml").write_text(f"taskset: {{sample: {{source_shares: {shares}}}}}\n")
+    with pytest.raises(ConfigError, match="source_shares.*each share must lie in \\[0, 1\\] and together at most 1"):
+        load_config(tmp_path / "p.yaml")
