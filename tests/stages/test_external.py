@@ -59,6 +59,17 @@ def test_train_tasks_enter_with_their_own_seeds_and_none_may_share_a_held_out_fa
         miniwob_train_ids(MiniwobConfig(train_tasks=["drag-box"]))
 
 
+def test_the_main_jobs_train_tasks_share_no_family_with_any_task_it_or_the_external_benchmark_holds_out():
+    from webgym import PROJECT_ROOT
+    from webgym.config import load_config
+
+    config = load_config(PROJECT_ROOT / "configs" / "local.yaml").taskset.miniwob
+    assert len(miniwob_train_ids(config)) == len(config.train_tasks) * config.train_seeds > 0
+    benchmark = miniwob.task_names()[:40]  # benchmarks/external.py --tasks 40, issue 49's measure
+    held_out = {miniwob.family_of(task) for task in [*config.tasks, *benchmark]}
+    assert not held_out & {miniwob.family_of(task) for task in config.train_tasks}
+
+
 def _with_external(seeds: int = 2, train: tuple[str, ...] = ()) -> pd.DataFrame:
     said = _said([(t, s) for t in ("click-button", "login-user", *train) for s in range(seeds)])
     external = pd.DataFrame([miniwob.task_row(t, s, text, NOW) for (t, s), text in said.items()])
