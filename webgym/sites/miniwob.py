@@ -76,12 +76,15 @@ START_JS = """(seed) => {
   core.startEpisodeReal();
   core.startEpisode = () => {};
   document.getElementById('reward-display').style.display = 'none';
-  return core.getUtterance();
+  const said = core.getUtterance();
+  return typeof said === 'string' ? said : said.utterance;
 }""" % MAX_TIME_MS
 """Page function (Playwright `evaluate`, argument the seed): seeds and starts the episode, returns the utterance.
 core.js would put a START cover over the page once the task ends, whose click starts an unseeded problem and
 resets the reward: it is disabled, so the ended task and its reward stay as they are. The scoreboard beside the task
-(last reward, time left) is hidden: the agent sees the task, as MiniWoB++'s own 160x210 crop of the page does."""
+(last reward, time left) is hidden: the agent sees the task, as MiniWoB++'s own 160x210 crop of the page does.
+Some tasks (email-inbox-forward-nl, email-inbox-nl-turk) give the utterance with its fields, `{utterance, fields}`:
+the text is the utterance, as BrowserGym's."""
 
 REWARD_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined'
   ? {raw_reward: 0, reward: 0, task_ended: false, off_task: true}
