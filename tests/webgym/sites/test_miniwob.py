@@ -123,8 +123,10 @@ async def _utterances(server, pairs):
 
 @pytest.mark.slow
 def test_task_rows_carry_the_utterance_the_seeded_episode_shows(pages):
-    pairs = [("click-button", 3), ("enter-text", 1)]
+    pairs = [("click-button", 3), ("enter-text", 1), ("email-inbox-forward-nl", 1000)]
     utterances = asyncio.run(_utterances(pages, pairs))
+    forward = utterances[("email-inbox-forward-nl", 1000)]  # the page gives {utterance, fields}: its text is the first
+    assert forward == "Please find the mail by Sherline. Forward it to Henryetta."
     (episode, _), = asyncio.run(_episodes(pages, [("click-button", 3, _right)]))
     assert utterances[("click-button", 3)] == episode
     row = miniwob.task_row("enter-text", 1, utterances[("enter-text", 1)], dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
