@@ -180,10 +180,14 @@ def test_without_inputs_the_profile_builds_its_world_split_by_families_and_sites
     world = world_of(config.sites)
     assert f"{world.goals} seed task(s) ingested" in result.output and "0 with the LLM" in result.output
     everything = Lake(tmp_path / "data").read_table("tasks")
-    external = everything[everything["source"] == "miniwob"]
+    miniwob_rows = everything[everything["source"] == "miniwob"]
+    external = miniwob_rows[miniwob_rows["split"] == "test"]
     assert len(external) == len(config.taskset.miniwob.tasks) == 2  # the external world's tasks, held out whole
-    assert set(external["split"]) == {"test"} and set(external["held_out"]) == {"external"}
+    assert set(external["held_out"]) == {"external"}
     assert "test held out by external 2" in result.output
+    trained = miniwob_rows[miniwob_rows["split"] != "test"]  # the profile's train task, of another family
+    assert trained["task_id"].tolist() == ["miniwob/form-sequence/1000", "miniwob/form-sequence/1001"]
+    assert set(trained["split"]) == {"train"} and set(trained["family"]) == {"miniwob/form-sequence"}
     tasks = everything[everything["source"] != "miniwob"]
     held_out = held_out_sites(world.table(), config.taskset.split)
     assert set(tasks.loc[tasks["split"] == "test", "website"]) == set(held_out)
