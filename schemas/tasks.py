@@ -64,9 +64,9 @@ class Task(Row):
                                   "real website), or as a world no task of which is ever trained on (external: "
                                   "MiniWoB++); null for training tasks.")
     family: str | None = Field(default=None, description="Site family of a synthetic site's task (the graph the site "
-                                                         "instantiates), or an external world's task family (miniwob/click-tab for "
-                                                         "click-tab-2-hard: the split stage keeps a family on one side); "
-                                                         "null for other sources.")
+                                                         "instantiates), or an external world's task family "
+                                                         "(miniwob/click-tab for click-tab-2-hard: the split stage "
+                                                         "keeps a family on one side); null for other sources.")
     rubric: Rubric | None = Field(default=None, description="Fact groups the judge checks.")
     reference_answer: str | None = Field(default=None, description="Reference answer from the source.")
     evaluation: str | None = Field(default=None, description="Source evaluation block as JSON.")

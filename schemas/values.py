@@ -1,6 +1,6 @@
 """Values that columns take and that the configuration, stages and views share: difficulty bands and
-horizons, the judges' order of authority, the external worlds' sources, and what a website is (the `website` column's host name).
-Importable without pandas."""
+horizons, the judges' order of authority, the external worlds' sources, and what a website is (the
+`website` column's host name). Importable without pandas."""
 
 from __future__ import annotations
 

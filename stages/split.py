@@ -35,6 +35,7 @@ HELD_OUT_KINDS = ("family", "site", "external")
 """How a test task is held out: with its whole site family, as one website (of a training family, or a
 real website), or with a whole external world."""
 
+
 class LeakageError(AssertionError):
     """The split put a website, a task lineage or a family held out whole on both sides; the message lists them."""
 
@@ -49,9 +50,9 @@ def leaks(tasks: pd.DataFrame) -> pd.DataFrame:
     the split is clean)."""
     split = tasks[tasks["split"].notna()].assign(lineage=lambda f: _lineage(f),
                                                   side=lambda f: f["split"] == "test")
-    own_world = ~split["source"].isin(EXTERNAL_SOURCES) if "source" in split else True
+    own_world = split[~split["source"].isin(EXTERNAL_SOURCES)] if "source" in split else split
     rows = []
-    for column, sides_of, rows_of in (("website", "side", split[own_world]), ("lineage", "split", split)):
+    for column, sides_of, rows_of in (("website", "side", own_world), ("lineage", "split", split)):
         sides = rows_of.dropna(subset=[column]).groupby(column)[sides_of].nunique()
         rows += [{"kind": column, "value": value} for value in sides[sides > 1].index]
     if "held_out" in split:

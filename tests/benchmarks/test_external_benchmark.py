@@ -13,7 +13,8 @@ def test_a_task_of_a_family_the_profile_trains_on_is_refused(tmp_path):
     profile = tmp_path / "p.yaml"
     profile.write_text(f"extends: {PROJECT_ROOT / 'configs' / 'local.yaml'}\n"
                        "taskset: {miniwob: {tasks: [], train_tasks: [click-tab-2-hard]}}\n")
-    result = subprocess.run([sys.executable, str(PROJECT_ROOT / "benchmarks" / "external.py"), "--profile", str(profile),
+    script = PROJECT_ROOT / "benchmarks" / "external.py"
+    result = subprocess.run([sys.executable, str(script), "--profile", str(profile),
                              "--task", "click-button", "--task", "click-tab", "--out", str(tmp_path / "out")],
                             capture_output=True, text=True, cwd=PROJECT_ROOT)
     assert result.returncode == 2
