@@ -246,6 +246,12 @@ async def drag(browsing: Browsing, action: Action) -> str:
     return f"Succeed: 'drag' from ({x:.0f}, {y:.0f}) to ({to_x:.0f}, {to_y:.0f}) executed."
 
 
+COVERED_JS = """([x, y]) => { const e = document.elementFromPoint(x, y);
+  return !!e && !e.isContentEditable && !e.closest('input, textarea, select, label'); }"""
+"""Page function: whether something other than a field is on top at a point, such as the suggestion list an
+autocomplete opened under the field typed into before; Escape closes such a popup before the click."""
+
+
 async def type_text(browsing: Browsing, action: Action) -> str:
     """type(text) or type(text, x, y): clear the focused field (or the field at x, y) and type text.
     End the text with "\\n" to press Enter afterwards.
@@ -253,6 +259,8 @@ async def type_text(browsing: Browsing, action: Action) -> str:
     page = browsing.page
     if action.x is not None or action.mark is not None:
         x, y = browsing.point(action)
+        if await page.evaluate(COVERED_JS, [x, y]):
+            await page.keyboard.press("Escape")
         await page.mouse.click(x, y)
     text = action.text or ""
     submit = text.endswith("\n")

@@ -33,11 +33,12 @@ DevTools protocol's DOMDebugger.getEventListeners costs a round trip per element
 later still counts (the element stays a candidate; clicking it does nothing)."""
 
 INTERACTIVE_JS = """() => {
-  const selector = 'a[href], button, input:not([type=hidden]), select, textarea, summary, label[for],' +
+  const controls = 'a[href], button, input:not([type=hidden]), select, textarea, summary, label[for],' +
     '[role=button], [role=link], [role=checkbox], [role=radio], [role=tab], [role=menuitem], [role=option],' +
-    '[role=combobox], [role=textbox], [onclick], [contenteditable=true], [tabindex]:not([tabindex="-1"]),' +
+    '[role=combobox], [role=textbox], [onclick], [contenteditable=true],' +
     '[role=switch], [role=treeitem], [role=menuitemcheckbox], [role=menuitemradio], [role=listbox],' +
     '[role=searchbox], [role=spinbutton], [contenteditable=""], [contenteditable=plaintext-only]';
+  const selector = controls + ', [tabindex]:not([tabindex="-1"])';
   const roles = new Set(['checkbox', 'radio', 'switch', 'tab', 'option', 'menuitem', 'menuitemcheckbox',
     'menuitemradio', 'treeitem', 'listbox', 'combobox', 'slider', 'spinbutton', 'textbox', 'searchbox', 'link', 'button']);
   const submitWords = /^(submit|log ?in|sign ?in|sign ?up|register|send|search|go|ok|continue|next|save|apply|confirm|done|post|reply|forward|enter)\\b/i;
@@ -79,10 +80,14 @@ INTERACTIVE_JS = """() => {
   };
   // An icon with no text (a trash can drawn by CSS) is named by its image's file name or its class words.
   // A box with neither (a colour swatch) is named by its background colour: the CSS name where it is one,
-  // else the hue's family ("shades of red"), greys by lightness.
+  // else the hue's family ("shades of red"), greys by lightness. A drawn SVG shape is named by its fill
+  // colour and its kind ("yellow circle").
+  const shapes = {rect: 'rectangle', circle: 'circle', ellipse: 'ellipse', polygon: 'polygon'};
+  const shape = (e) => e.tagName === 'polygon' && (e.getAttribute('points') || '').trim().split(/[\\s,]+/).length === 6
+    ? 'triangle' : shapes[e.tagName] || '';
   const icon = (e) => {
     const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\\("?([^")]*)/) || [])[1];
-    const words = [image ? image.split('/').pop().split('.')[0] : colour(e),
+    const words = [image ? image.split('/').pop().split('.')[0] : colour(e), shape(e),
                    ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c))];
     return [...new Set(words.filter(Boolean))].slice(0, 3).join(' ').replace(/[-_]/g, ' ');
   };
@@ -92,7 +97,9 @@ INTERACTIVE_JS = """() => {
     '192,192,192': 'silver', '128,128,128': 'grey', '0,0,0': 'black', '255,255,255': 'white'};
   const colour = (e) => {
     if (isField(e) || e.querySelector('img, svg')) return '';  // an empty field is its label's, not a swatch
-    const rgba = (getComputedStyle(e).backgroundColor.match(/[\\d.]+/g) || []).map(Number);
+    const drawn = e instanceof SVGGeometryElement || e instanceof SVGTextContentElement;  // not an <svg> or <g>
+    const paint = drawn ? getComputedStyle(e).fill : getComputedStyle(e).backgroundColor;
+    const rgba = (paint.match(/[\\d.]+/g) || []).map(Number);
     if (rgba.length < 3 || (rgba.length > 3 && rgba[3] < 0.5)) return '';
     const css = named[rgba.slice(0, 3).join()];
     if (css) return css;
@@ -119,17 +126,19 @@ INTERACTIVE_JS = """() => {
   const flag = (e, name) => { const v = e.getAttribute(name); return v === 'true' ? true : v === 'false' ? false : null; };
   const body = document.body;
   const all = body ? Array.from(body.querySelectorAll('*')) : [];
-  // Why each element may be acted on: native (the selector), script (a pointer listener of its own) or
+  // Why each element may be acted on: native (a control), focus (only a tabindex: a menu's or a list's
+  // box, which holds its items rather than being one), script (a pointer listener of its own) or
   // pointer (cursor: pointer, only the outermost element of such a subtree, and only when nothing
   // inside it is native or scripted, so a styled label or card adds no second mark for its control).
   const reason = new Map();
   const natives = new Set(body ? body.querySelectorAll(selector) : []);
   for (const e of all) {
-    if (natives.has(e)) reason.set(e, 'native');
+    if (natives.has(e)) reason.set(e, e.matches(controls) ? 'native' : 'focus');
     else if (listened(e) || typeof e.onclick === 'function') reason.set(e, 'script');
   }
-  // A scripted wrapper whose every word belongs to a control inside it (a widget's box around its checkbox
-  // and label) adds no mark: the control is clicked, and its click reaches the wrapper's listener.
+  // A scripted or focusable wrapper whose every word belongs to a control inside it (a widget's box around
+  // its checkbox and label, a menu around its items) adds no mark: the control is clicked, and its click
+  // reaches the wrapper's listener.
   const wordsOutsideControls = (e) => {
     const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
     for (let t = walker.nextNode(); t; t = walker.nextNode()) {
@@ -139,7 +148,7 @@ INTERACTIVE_JS = """() => {
     return false;
   };
   for (const [e, why] of reason) {
-    if (why === 'script' && e.querySelector(selector) && !wordsOutsideControls(e)) reason.delete(e);
+    if (why !== 'native' && e.querySelector(selector) && !wordsOutsideControls(e)) reason.delete(e);
   }
   const holds = new Set();
   for (const e of reason.keys()) for (let p = e.parentElement; p && !holds.has(p); p = p.parentElement) holds.add(p);
@@ -176,9 +185,11 @@ INTERACTIVE_JS = """() => {
     const toggle = e.type === 'checkbox' || e.type === 'radio';
     const box = toggle && wrapper && wrapper.contains(e) ? first(wrapper) : r;
     const chosen = e.tagName === 'SELECT' && e.selectedIndex >= 0 ? e.options[e.selectedIndex].text : '';
-    const text = toggle && own ? own : readonly ? clean([own, e.value].filter(Boolean).join(' ')) : clean(chosen
+    const shown = toggle && own ? own : readonly ? clean([own, e.value].filter(Boolean).join(' ')) : clean(chosen
                   || (e.innerText ?? e.textContent) || e.value || e.getAttribute('aria-label')
                   || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt') || icon(e));
+    const tint = e instanceof SVGTextContentElement ? colour(e) : '';  // a drawn letter's colour
+    const text = tint && tint !== 'black' ? `${tint} ${shown}` : shown;
     const group = e.parentElement && e.parentElement.closest('[role=radiogroup], [role=group], fieldset, nav[aria-label]');
     const legend = group && group.querySelector('legend');
     const groupName = group ? clean(group.getAttribute('aria-label') || (legend && legend.innerText)) : '';

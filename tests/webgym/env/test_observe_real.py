@@ -73,6 +73,40 @@ DRAWN = """<html><body style="margin:0; font: 16px sans-serif">
   </script>
 </body></html>"""
 
+MENU = """<html><body style="margin:0; font: 16px sans-serif">
+  <ul role="menu" tabindex="0" style="width: 120px">
+    <li><div role="menuitem" tabindex="-1">Save</div></li>
+    <li><div role="menuitem" tabindex="-1">Playback</div>
+      <ul role="menu" style="display: none"><li><div role="menuitem" tabindex="-1">Play</div></li></ul></li>
+  </ul>
+  <div tabindex="0" style="width: 200px">Notes <a href="#more">more</a></div>
+  <svg width="200" height="40" id="board"></svg>
+  <svg width="200" height="40">
+    <rect x="0" y="0" width="20" height="20" fill="yellow"></rect>
+    <circle cx="40" cy="10" r="10" fill="rgb(0, 128, 0)"></circle>
+    <polygon points="60,20 70,0 80,20" fill="blue"></polygon>
+    <text x="100" y="20" fill="magenta">T</text>
+  </svg>
+  <script>for (const e of document.querySelectorAll('svg, svg *')) e.addEventListener('click', () => {});</script>
+</body></html>"""
+"""jQuery UI's menu (a focusable list around its items, a hidden submenu), a focusable note with a link,
+and drawn shapes that differ only by fill and kind (MiniWoB++'s click-menu-2 and click-shape)."""
+
+
+SUGGEST = """<html><body style="margin:0; font: 16px sans-serif">
+  <p><label for="from">From:</label><input id="from"></p>
+  <p><label for="to">To:</label><input id="to"></p>
+  <button>Search</button>
+  <ul id="list" style="display: none; position: absolute; top: 20px; left: 0; width: 300px; height: 80px;
+      margin: 0; background: white"><li>GLV (Golovin)</li></ul>
+  <script>
+    from.addEventListener('input', () => list.style.display = 'block');
+    from.addEventListener('keydown', e => { if (e.key === 'Escape') list.style.display = 'none'; });
+    list.addEventListener('click', () => { from.value = 'GLV (Golovin)'; list.style.display = 'none'; from.focus(); });
+  </script>
+</body></html>"""
+"""An autocomplete whose suggestions, once open, cover the next field (MiniWoB++'s book-flight)."""
+
 
 def _in_page(html: str, scenario: Callable[[Browser, Page], Awaitable[None]], listeners: bool = True) -> None:
     async def main(browser: Browser) -> None:
@@ -200,3 +234,30 @@ def test_drawn_numbers_colour_swatches_and_a_read_only_date_field_are_named_and_
         assert picked.text == "Date: 12/01/2016"
 
     _in_page(DRAWN, scenario)
+
+
+def test_a_focusable_menu_offers_its_items_and_drawn_shapes_are_named_by_colour_and_kind():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        texts = [e.text for e in elements]
+        assert "Save" in texts and "Playback" in texts and "Play" not in texts  # a hidden submenu is not seen
+        assert not [e for e in elements if e.tag == "ul"]  # the menu's box adds no mark of its own
+        assert "Notes more" in texts and "more" in texts  # a focusable box does not hide the link in it
+        drawn = [e.text for e in elements if e.tag in ("rect", "circle", "polygon", "text")]
+        assert drawn == ["yellow rectangle", "green circle", "blue triangle", "magenta T"]
+        assert next(e for e in elements if e.tag == "svg").text == ""  # a drawing board is not named by a fill
+
+    _in_page(MENU, scenario)
+
+
+def test_typing_into_a_field_an_open_suggestion_list_covers_closes_the_list_first():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        fill = next(c for c in page_candidates(elements, "") if c.kind == "fill")
+        assert [f.label for f in fill.fields] == ["From:", "To:"]
+        browsing = Browsing(page.context, page, marks=_centres(elements))
+        for action in fill.actions(["GLV", "TCL"]):
+            assert (await execute(browsing, action, 10)).ok
+        assert await page.evaluate("() => [from.value, to.value]") == ["GLV", "TCL"]
+
+    _in_page(SUGGEST, scenario)
