@@ -248,8 +248,10 @@ async def drag(browsing: Browsing, action: Action) -> str:
 
 COVERED_JS = """([x, y]) => { const e = document.elementFromPoint(x, y);
   return !!e && !e.isContentEditable && !e.closest('input, textarea, select, label'); }"""
-"""Page function: whether something other than a field is on top at a point, such as the suggestion list an
-autocomplete opened under the field typed into before; Escape closes such a popup before the click."""
+"""Page function: whether something other than a field is on top at a point. A marked field was on top when the
+page was observed, so what covers it now opened since, such as the suggestion list an autocomplete opened under
+the field typed into before; Escape closes such a popup before the click. At bare coordinates nothing is pressed:
+a point beside a field says nothing about popups, and Escape could close the dialog the field is in."""
 
 
 async def type_text(browsing: Browsing, action: Action) -> str:
@@ -259,7 +261,7 @@ async def type_text(browsing: Browsing, action: Action) -> str:
     page = browsing.page
     if action.x is not None or action.mark is not None:
         x, y = browsing.point(action)
-        if await page.evaluate(COVERED_JS, [x, y]):
+        if action.mark is not None and await page.evaluate(COVERED_JS, [x, y]):
             await page.keyboard.press("Escape")
         await page.mouse.click(x, y)
     text = action.text or ""

@@ -107,6 +107,12 @@ SUGGEST = """<html><body style="margin:0; font: 16px sans-serif">
 </body></html>"""
 """An autocomplete whose suggestions, once open, cover the next field (MiniWoB++'s book-flight)."""
 
+DIALOG = """<html><body style="margin:0">
+  <div id="dialog" role="dialog" style="padding: 40px; width: 300px"><input id="name"></div>
+  <script>document.addEventListener('keydown', e => { if (e.key === 'Escape') dialog.hidden = true; });</script>
+</body></html>"""
+"""A dialog that Escape closes, with a field in it."""
+
 
 def _in_page(html: str, scenario: Callable[[Browser, Page], Awaitable[None]], listeners: bool = True) -> None:
     async def main(browser: Browser) -> None:
@@ -261,3 +267,12 @@ def test_typing_into_a_field_an_open_suggestion_list_covers_closes_the_list_firs
         assert await page.evaluate("() => [from.value, to.value]") == ["GLV", "TCL"]
 
     _in_page(SUGGEST, scenario)
+
+
+def test_typing_at_bare_coordinates_beside_a_field_presses_no_escape_that_would_close_its_dialog():
+    async def scenario(browser: Browser, page: Page) -> None:
+        missed = await execute(Browsing(page.context, page), Action(name="type", text="Ann", x=10, y=10), 10)
+        assert not missed.ok and "no text field is focused" in missed.feedback
+        assert await page.evaluate("() => dialog.hidden") is False
+
+    _in_page(DIALOG, scenario)
