@@ -12,7 +12,7 @@ from schemas.steps import Action, Element
 from tests.fixture_site import run_in_browser
 from webgym.env.actions import Browsing, execute
 from webgym.env.observe import page_state, watch_listeners
-from webgym.policies.scorer.candidates import page_candidates
+from webgym.policies.scorer.candidates import Candidate, page_candidates
 
 SCRIPTED = """<html><body style="margin:0; font: 16px sans-serif">
   <p>Lorem <span class="alink">ipsum</span> dolor <span class="alink">sit</span> amet.</p>
@@ -131,6 +131,13 @@ def _centres(elements: list[Element]) -> dict[int, tuple[float, float]]:
     return {e.mark: (e.x + e.width / 2, e.y + e.height / 2) for e in elements}
 
 
+async def _take(page: Page, elements: list[Element], candidate: Candidate, typed: list[str] | None = None) -> None:
+    """Runs a candidate's tool calls on the page it was offered on; each must succeed."""
+    browsing = Browsing(page.context, page, marks=_centres(elements))
+    for action in candidate.actions(typed or []):
+        assert (await execute(browsing, action, 10)).ok
+
+
 def _by_text(elements: list[Element]) -> dict[str, Element]:
     return {e.text: e for e in elements}
 
@@ -171,9 +178,7 @@ def test_inputs_are_named_by_the_text_beside_or_above_them_and_grouped_with_thei
         assert login.control == "submit"
         fill = next(c for c in page_candidates(elements, "") if c.kind == "fill" and c.mark == login.mark)
         assert [f.label for f in fill.fields] == ["Username", "Password"]
-        browsing = Browsing(page.context, page, marks=_centres(elements))
-        for action in fill.actions(["ana", "pw1"]):
-            assert (await execute(browsing, action, 10)).ok
+        await _take(page, elements, fill, ["ana", "pw1"])
         assert await page.evaluate("() => [username.value, password.value]") == ["ana", "pw1"]
 
     _in_page(LABELS, scenario)
@@ -233,9 +238,7 @@ def test_drawn_numbers_colour_swatches_and_a_read_only_date_field_are_named_and_
         assert not [c for c in candidates if c.kind == "fill"]  # nothing to type into: a picker is clicked
         click = next(c for c in candidates if c.mark == date.mark)
         assert click.text == 'click button "Date:" [readonly]'
-        browsing = Browsing(page.context, page, marks=_centres(elements))
-        for action in click.actions([]):
-            assert (await execute(browsing, action, 10)).ok
+        await _take(page, elements, click)
         picked = next(e for e in (await page_state(page))[0] if e.tag == "input")
         assert picked.text == "Date: 12/01/2016"
 
@@ -261,9 +264,7 @@ def test_typing_into_a_field_an_open_suggestion_list_covers_closes_the_list_firs
         elements = (await page_state(page))[0]
         fill = next(c for c in page_candidates(elements, "") if c.kind == "fill")
         assert [f.label for f in fill.fields] == ["From:", "To:"]
-        browsing = Browsing(page.context, page, marks=_centres(elements))
-        for action in fill.actions(["GLV", "TCL"]):
-            assert (await execute(browsing, action, 10)).ok
+        await _take(page, elements, fill, ["GLV", "TCL"])
         assert await page.evaluate("() => [from.value, to.value]") == ["GLV", "TCL"]
 
     _in_page(SUGGEST, scenario)
