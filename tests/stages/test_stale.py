@@ -18,6 +18,7 @@ from stages.stale import (answers_current, any_to_rewrite, flagged_stale, held_b
 from tests.conftest import NOW, rows
 from tests.stages.ingest import BENCHMARKS
 from tests.stages.ingest.test_real_files import REAL_FILES
+from webgym import PROJECT_ROOT
 from webgym.cli import app
 from webgym.config import (
     Config,
@@ -157,7 +158,8 @@ def test_cli_build_prints_the_stale_counts_per_source(tmp_path, lake, prefect_ha
     tasks.write_text("".join(json.dumps({"task_name": text, "website": "booking.com", "domain": "Travel",
                                          "subdomain": "Lodging", "evaluator_reference": ["a hotel"]}) + "\n"
                              for text in (STALE, FRESH)))
-    result = CliRunner().invoke(app, ["--data-dir", lake.root, "taskset", "build", str(tasks), "--stale", "drop",
+    ci = ["--config", str(PROJECT_ROOT / "configs" / "ci.yaml")]  # 4 MiniWoB++ pages to read, not the main job's 350
+    result = CliRunner().invoke(app, [*ci, "--data-dir", lake.root, "taskset", "build", str(tasks), "--stale", "drop",
                                       "--as-of", "2026-11-24", "--test-websites", "0"])
     assert result.exit_code == 0, result.output
     assert "stale tasks (as of 2026-11-24, drop): webgym 1 flagged, 1 dropped" in result.output
