@@ -42,7 +42,9 @@ GRPO_EPS = 1e-6
 """Added to the group's reward standard deviation (population std) before dividing."""
 
 _VERDICT_COLUMNS = ["trajectory_id", "success", "reward", "status", "blocked"]
-_TRAJECTORY_COLUMNS = ["trajectory_id", "task_id", "iteration", "group_id", "policy", "n_steps"]
+_TRAJECTORY_COLUMNS = ["trajectory_id", "task_id", "iteration", "group_id", "policy", "n_steps", "termination"]
+ENDED_BY_POLICY = ("answered", "task_ended")
+"""Terminations the policy's last action caused: it answered, or the page ended the task after it acted."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,23 @@ def filtered_bc_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: in
         rows = replay_sample(rows, config.samples_per_iteration, config.recency_power, [config.seed, iteration])
     reason = np.where(rows["age"] == 0, "success", "replay, age " + rows["age"].astype(str))
     accepted = _accepted(rows, iteration, "filtered_bc", reason)
-    return Acceptance(accepted, {**counts, "steps_kept": len(accepted)})
+    counts["steps_kept"] = len(accepted)
+    if config.failed_endings:
+        endings = failed_endings(window, steps, iteration, config.failed_endings)
+        accepted = pd.concat([accepted, endings]).sort_values(["trajectory_id", "t"]).reset_index(drop=True)
+        counts["steps_failed_endings"] = len(endings)
+    return Acceptance(accepted, counts)
+
+
+def failed_endings(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int, weight: float) -> pd.DataFrame:
+    """The last step of each usable failed episode that the policy ended itself (ENDED_BY_POLICY), weight
+    `weight` and advantage -1: the loss learns away from it (accept.failed_endings). Failures the step limit,
+    a timeout or an error ended are left out: no single action of theirs is known to be wrong."""
+    failed = episodes[episodes["usable"] & ~episodes["success"].astype(bool)
+                      & episodes["termination"].isin(ENDED_BY_POLICY)]
+    rows = _steps_of(steps, failed.assign(age=iteration - failed["iteration"]), ["age", "n_steps"])
+    rows = rows[rows["t"] == rows["n_steps"] - 1]
+    return _accepted(rows, iteration, "filtered_bc", "failed ending, age " + rows["age"].astype(str), weight, -1.0)
 
 
 def reinforce_steps(episodes: pd.DataFrame, steps: pd.DataFrame, iteration: int,

@@ -33,8 +33,8 @@ def _tasks() -> pd.DataFrame:
 def _world(*episodes: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(verdicts, trajectories, steps) of episodes given as dicts: id, task, iteration, reward (success
     when 1), shots (one screenshot hash per step), and optionally policy, group, blocked, status,
-    responses, parse_errors (steps with a parse error), labels (steps the oracle labelled), verdict
-    (False: not judged)."""
+    responses, parse_errors (steps with a parse error), labels (steps the oracle labelled), termination,
+    verdict (False: not judged)."""
     verdicts, trajectories, steps = [], [], []
     for e in episodes:
         shots = e.get("shots", "ab")
@@ -42,7 +42,7 @@ def _world(*episodes: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         trajectories.append(Trajectory(
             trajectory_id=e["id"], task_id=e.get("task", "t1"), iteration=e.get("iteration", 0),
             group_id=e.get("group"), policy=e.get("policy", "chat"), policy_version="v", horizon=10,
-            n_steps=len(shots), termination="answered", started_at=NOW, ended_at=NOW))
+            n_steps=len(shots), termination=e.get("termination", "answered"), started_at=NOW, ended_at=NOW))
         responses = e.get("responses", ["r"] * len(shots))
         steps += [Step(trajectory_id=e["id"], t=t, screenshot_sha256=sha, response=responses[t],
                        parse_error="bad" if t in e.get("parse_errors", ()) else None,
@@ -91,6 +91,28 @@ def test_filtered_bc_keeps_successes_only_without_repeated_steps_but_with_the_fi
     kept_all = _run(filtered_bc_steps, {"id": "win", "shots": "abbc"}, repetition_penalty=False,
                     keep_parse_errors=True)
     assert _kept(kept_all) == [("win", 0), ("win", 1), ("win", 2), ("win", 3)]
+
+
+def test_filtered_bc_learns_away_from_the_last_action_of_failures_the_policy_ended():
+    episodes = [{"id": "win", "shots": "ab"},
+                {"id": "early-done", "reward": 0.0, "shots": "cde"},                    # answered, refused
+                {"id": "page-ended", "reward": -1.0, "shots": "fg", "termination": "task_ended"},
+                {"id": "step-limit", "reward": 0.0, "shots": "jk", "termination": "max_steps"},
+                {"id": "timeout", "reward": 0.0, "shots": "l", "termination": "timeout"},
+                {"id": "blocked", "reward": 0.0, "blocked": True},
+                {"id": "validation", "reward": 0.0, "task": "t7"},
+                {"id": "test", "reward": 0.0, "task": "t3"}]
+    episodes = [{**e, "iteration": 2} for e in episodes] + [
+        {"id": "old", "reward": 0.0, "iteration": 1, "shots": "hi"},
+        {"id": "too-old", "reward": 0.0, "iteration": 0, "shots": "mn"}]
+    result = _run(filtered_bc_steps, *episodes, iteration=2, replay_iterations=2, failed_endings=0.5)
+    assert _kept(result) == [("early-done", 2), ("old", 1), ("page-ended", 1), ("win", 0), ("win", 1)]
+    endings = result.accepted[result.accepted["advantage"] < 0]
+    assert set(endings["trajectory_id"]) == {"early-done", "old", "page-ended"}
+    assert set(endings["weight"]) == {0.5} and set(endings["advantage"]) == {-1.0}
+    assert sorted(endings["reason"]) == ["failed ending, age 0", "failed ending, age 0", "failed ending, age 1"]
+    assert result.counts["steps_failed_endings"] == 3 and result.counts["steps_kept"] == 2
+    assert _kept(_run(filtered_bc_steps, *episodes, iteration=2, replay_iterations=2)) == [("win", 0), ("win", 1)]
 
 
 def test_replay_buffer_covers_the_last_k_iterations_with_their_age():

@@ -40,6 +40,13 @@ class AcceptConfig(Section):
         default=None, ge=1,
         description="filtered_bc and dagger: steps drawn from the replay buffer per iteration, without replacement "
                     "(WebGym: 1200 or 1800); null keeps every kept step of the buffer (no draw).")
+    failed_endings: float = Field(
+        default=0.0, ge=0,
+        description="filtered_bc: also learn, with this weight, away from the action that ended each failed episode "
+                    "of the replay buffer by the policy's own choice: an answer the judge refused (an early \"Done.\" "
+                    "most often) or a click after which a MiniWoB++ page ended the task unrewarded. Unlikelihood, "
+                    "log(1 - pi), so the loss stays bounded; the episode's earlier steps are not learned from. 0: "
+                    "successes only (WebGym eq. 1).")
     seed: int = Field(default=0, description="Seed of the replay draw (combined with the iteration: reproducible, "
                                              "different every iteration).")
     repetition_penalty: bool = Field(

@@ -42,9 +42,15 @@ def filtered_bc(x: LossInputs, config: TrainConfig) -> tuple[torch.Tensor, Metri
     """WebGym eq. 1: maximise weight * log pi(response | context), summed over the response, mean over steps.
 
     With weight 1 on kept steps of successful trajectories this is REINFORCE with binary
-    rewards and no negative gradient (online filtered behaviour cloning).
+    rewards and no negative gradient (online filtered behaviour cloning). A step accept marks with a
+    negative advantage (the action that ended a failed episode, accept.failed_endings) is learned away
+    from instead, by unlikelihood (Welleck et al. 2019): weight * log(1 - pi), bounded where -log pi is not.
     """
-    return -(x.weight * _sequence_sum(x.logprobs, x.mask)).mean(), {}
+    sequence = _sequence_sum(x.logprobs, x.mask)  # (B,) log pi of each step's response
+    negative = x.advantage < 0
+    unlikely = torch.log(-torch.expm1(sequence.clamp(max=-1e-6)))  # log(1 - pi), finite as pi -> 1
+    metrics = {"train/unlikelihood": float(-unlikely[negative].detach().mean())} if bool(negative.any()) else {}
+    return -(x.weight * torch.where(negative, unlikely, sequence)).mean(), metrics
 
 
 def sft(x: LossInputs, config: TrainConfig) -> tuple[torch.Tensor, Metrics]:

@@ -195,14 +195,17 @@ def _chosen_logprobs(scored: _Scored, batch: list[ScorerSample]) -> tuple[torch.
 
 @torch.no_grad()
 def _decision_metrics(scored: _Scored, batch: list[ScorerSample]) -> dict[str, float]:
-    """train/accuracy (the best-scored candidate, and each fill field's best option, is the sample's) and
-    train/entropy (nats, of the candidate distribution) of a scored batch, means over its samples."""
+    """train/accuracy (the best-scored candidate, and each fill field's best option, is the sample's; over the
+    samples learned towards, advantage >= 0) and train/entropy (nats, of the candidate distribution) of a
+    scored batch, means over its samples."""
     right = scored.candidates.argmax(dim=1) == torch.tensor([s.chosen for s in batch])  # (B,)
     if scored.fields is not None:
         right[scored.field_rows[scored.fields.argmax(dim=1) != scored.typed]] = False
+    towards = torch.tensor([s.advantage >= 0 for s in batch])
     probabilities = scored.candidates.exp()  # (B, N); padding has probability 0 and log-probability -inf
     entropy = -torch.where(probabilities > 0, probabilities * scored.candidates, 0.0).sum(dim=1)  # (B,)
-    return {"train/accuracy": float(right.float().mean()), "train/entropy": float(entropy.mean())}
+    accuracy = {"train/accuracy": float(right[towards].float().mean())} if bool(towards.any()) else {}
+    return {**accuracy, "train/entropy": float(entropy.mean())}
 
 
 def greedy_decisions(net: torch.nn.Module, samples: list[ScorerSample], batch_size: int = 256,
@@ -338,7 +341,8 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfi
     net.eval()
     trained = Scorer(net, f"scorer-{weights_id(net)}", scorer.hidden, scorer.dropout, scorer.history,
                      base=scorer.checkpoint_id, architecture=scorer.architecture)
-    metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, samples),
+    towards = [s for s in samples if s.advantage >= 0]
+    metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, towards),
                "train/samples": float(len(samples)), "train/epochs": float(len(history)),
                "train/steps": float(steps), "train/lr": engine.lr(), "train/seconds": time.monotonic() - started}
     log.info("scorer %s: %s", trained.checkpoint_id, metrics)

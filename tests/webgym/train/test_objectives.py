@@ -23,15 +23,30 @@ def _inputs(weight=(1.0, 0.5), advantage=(1.0, -2.0), old=None, ref=None, logpro
                       ref_logprobs=None if ref is None else tensor(ref))
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("filtered_bc", 2.5),   # -(1 * -3 + 0.5 * -4) / 2 samples
-    ("sft", 1.25),          # -(1 * (-1 - 2) + 0.5 * (-3 - 1)) / 4 tokens
-    ("reinforce", -2.5),    # -(1 * -3 + -2 * -4) / 2 samples
+@pytest.mark.parametrize("name, advantage, expected", [
+    ("filtered_bc", (0.0, 0.0), 2.5),   # -(1 * -3 + 0.5 * -4) / 2 samples
+    ("sft", (1.0, -2.0), 1.25),          # -(1 * (-1 - 2) + 0.5 * (-3 - 1)) / 4 tokens
+    ("reinforce", (1.0, -2.0), -2.5),    # -(1 * -3 + -2 * -4) / 2 samples
 ])
-def test_likelihood_objectives(name, expected):
-    loss, _ = OBJECTIVES[name].loss(_inputs(), TrainConfig(objective=name))
+def test_likelihood_objectives(name, advantage, expected):
+    loss, _ = OBJECTIVES[name].loss(_inputs(advantage=advantage), TrainConfig(objective=name))
     assert loss.item() == pytest.approx(expected)
     assert not OBJECTIVES[name].needs_old_logprobs
+
+
+def test_filtered_bc_learns_away_from_a_failed_ending():
+    """A step with a negative advantage (accept's failed ending) counts as log(1 - pi): its gradient lowers pi,
+    and the loss stays finite where the policy was certain of it."""
+    inputs = _inputs(advantage=(0.0, -1.0))
+    loss, metrics = OBJECTIVES["filtered_bc"].loss(inputs, TrainConfig())
+    assert loss.item() == pytest.approx(-(-3.0 + 0.5 * math.log(1 - math.exp(-4.0))) / 2)
+    assert metrics["train/unlikelihood"] == pytest.approx(-math.log(1 - math.exp(-4.0)), rel=1e-5)
+    loss.backward()
+    assert (inputs.logprobs.grad[1, 1:] > 0).all()  # descending the loss lowers the failed step's log-probability
+    assert (inputs.logprobs.grad[0, :2] < 0).all()  # and raises the successful one's
+    certain, _ = OBJECTIVES["filtered_bc"].loss(_inputs(advantage=(0.0, -1.0), logprobs=[[0.0] * 3] * 2),
+                                                 TrainConfig())
+    assert math.isfinite(certain.item())
 
 
 def test_grpo_clips_asymmetrically():
