@@ -4,6 +4,8 @@ from lake rows, with bad steps reported while the rest go on."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -74,6 +76,27 @@ def test_a_tiny_scorer_learns_a_planted_rule_and_leaves_its_input_alone():
     assert changed and len(changed) == len(before)
     assert result.scorer.checkpoint_id == f"scorer-{weights_id(result.scorer.net)}"
     assert result.scorer.base == scorer.checkpoint_id == "scorer-init-s1"
+
+
+def test_a_failed_ending_is_learned_away_from_and_left_out_of_the_accuracy():
+    """accept.failed_endings: samples with advantage -1 lower their choice's probability, where the same
+    samples with advantage 0 raise it; train/accuracy counts only the samples learned towards."""
+    scorer, samples = init_scorer(_tiny()), _planted(32)
+    config = replaced(SCORER_RECIPE, epochs=8, micro_batch_size=16, learning_rate=1e-2)
+
+    def chosen_probability(net) -> float:
+        net.eval()
+        with torch.no_grad():
+            logprobs, mask = batch_logprobs(net, samples)
+        return float((logprobs * mask).sum(dim=1).exp().mean())
+
+    before = chosen_probability(scorer.net)
+    negative = [dataclasses.replace(s, advantage=-1.0) for s in samples]
+    away = train_scorer(scorer, negative, config)
+    towards = train_scorer(scorer, samples, config)
+    assert chosen_probability(away.scorer.net) < 0.1 * before < before < chosen_probability(towards.scorer.net)
+    mixed = train_scorer(scorer, samples[:16] + negative[16:], config)
+    assert mixed.metrics["train/accuracy"] == decision_accuracy(mixed.scorer.net, samples[:16])
 
 
 def test_every_optimiser_step_is_tracked_with_loss_accuracy_entropy_learning_rate_and_gradient_norm(tmp_path):
