@@ -52,8 +52,9 @@ def acceptance(config: Config, iteration: int) -> Acceptance:
     the accept stage that `select_steps`, the nightly's dynamic sampling and `webgym export-samples` share."""
     lake = Lake(config.lake.data_dir)
     verdicts = query(lake, "SELECT * FROM verdicts", config.judge)
-    return accept(verdicts, lake.read_table("trajectories"), lake.read_table("steps", columns=STEP_COLUMNS),
-                  lake.read_table("tasks", columns=["task_id", "split", "website"]), iteration, config.accept)
+    tasks = lake.read_table("tasks", columns=["task_id", "split", "website", "source", "family"])
+    return accept(verdicts, lake.read_table("trajectories"), lake.read_table("steps", columns=STEP_COLUMNS), tasks,
+                  iteration, config.accept)
 
 
 def _require_judged(lake: Lake, iteration: int) -> None:

@@ -19,8 +19,8 @@ OBJECTIVES by `accept`:
 WebGym's repetition penalty applies to every step that is reinforced (weight, or positive
 advantage): a step whose next step shows the same screenshot is dropped (not a step dagger relabels:
 its lesson is the oracle's call, not the repeated one). No objective ever learns
-from a task of the test split or of a test website, from a blocked episode, or from one without
-a verdict (status error / not_evaluable).
+from a task of the test split, of a test website or of an external world's held-out family, from a
+blocked episode, or from one without a verdict (status error / not_evaluable).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from schemas.accepted import SCHEMA as ACCEPTED
+from schemas.values import EXTERNAL_SOURCES
 from webgym.config import AcceptConfig, Objective
 
 STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "response", "parse_error", "expert_actions"]
@@ -67,30 +68,42 @@ class Acceptance:
 
 def judged_episodes(verdicts: pd.DataFrame, trajectories: pd.DataFrame, tasks: pd.DataFrame,
                     steps: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """One row per trajectory with its authoritative verdict and its task's split and website, plus
-    `usable` (a real verdict, not blocked, not a test task or website, not a validation task, steps
-    recorded) and `why` not;
+    """One row per trajectory with its authoritative verdict and its task's split, website, source and family,
+    plus `usable` (a real verdict, not blocked, not a test task nor held out with one (held_out_with_a_test_task),
+    not a validation task, steps recorded) and `why` not;
     and one problem line per record that does not fit (verdict without trajectory, missing task or steps)."""
     problems = []
     verdicts = verdicts[_VERDICT_COLUMNS]
     known = verdicts["trajectory_id"].isin(trajectories["trajectory_id"])
     problems += [f"verdict for trajectory {t}: no trajectories row" for t in verdicts.loc[~known, "trajectory_id"]]
     episodes = trajectories[_TRAJECTORY_COLUMNS].merge(verdicts[known], on="trajectory_id", how="inner")
-    task_info = tasks[["task_id", "split", "website"]]
+    task_info = tasks[["task_id", "split", "website", "source", "family"]]
     missing = ~episodes["task_id"].isin(task_info["task_id"])
     problems += [f"trajectory {t}: task {k} not in tasks" for t, k in
                  episodes.loc[missing, ["trajectory_id", "task_id"]].itertuples(index=False)]
     episodes = episodes[~missing].merge(task_info, on="task_id", how="left")
     stepless = ~episodes["trajectory_id"].isin(steps["trajectory_id"])
     problems += [f"trajectory {t}: judged, but no steps rows" for t in episodes.loc[stepless, "trajectory_id"]]
-    test_sites = set(tasks.loc[tasks["split"] == "test", "website"].dropna())
     why = pd.Series(None, index=episodes.index, dtype=object)
     why[episodes["status"].isin(["error", "not_evaluable"])] = "unjudged"
     why[why.isna() & episodes["blocked"].astype(bool)] = "blocked"
-    why[why.isna() & ((episodes["split"] == "test") | episodes["website"].isin(test_sites))] = "test_site"
+    why[why.isna() & ((episodes["split"] == "test") | held_out_with_a_test_task(episodes, tasks))] = "test_site"
     why[why.isna() & (episodes["split"] == "validation")] = "validation"  # what promotion is judged on
     why[why.isna() & stepless] = "no_steps"
     return episodes.assign(usable=why.isna(), why=why, reward=episodes["reward"].astype(float)), problems
+
+
+def held_out_with_a_test_task(episodes: pd.DataFrame, tasks: pd.DataFrame) -> pd.Series:
+    """True for each episode whose task shares what the split holds out with a test task, as the split's leak
+    check defines it: the website for the project's own worlds, the task family for an external world
+    (EXTERNAL_SOURCES: MiniWoB++ serves every family from one website, so its train tasks share their
+    website with the held-out ones)."""
+    test = tasks[tasks["split"] == "test"]
+    external_test = test["source"].isin(EXTERNAL_SOURCES)
+    external = episodes["source"].isin(EXTERNAL_SOURCES)
+    on_test_site = ~external & episodes["website"].isin(set(test.loc[~external_test, "website"].dropna()))
+    of_test_family = external & episodes["family"].isin(set(test.loc[external_test, "family"].dropna()))
+    return on_test_site | of_test_family
 
 
 def repeated_steps(steps: pd.DataFrame) -> pd.Series:
@@ -308,7 +321,7 @@ def accept(verdicts: pd.DataFrame, trajectories: pd.DataFrame, steps: pd.DataFra
     reason it was kept and its weight or advantage.
 
     verdicts: the warehouse's `verdicts` view (one authoritative judgment per trajectory);
-    steps: at least STEP_COLUMNS; tasks: at least task_id, split, website.
+    steps: at least STEP_COLUMNS; tasks: at least task_id, split, website, source, family.
     """
     steps = steps[STEP_COLUMNS]
     episodes, problems = judged_episodes(verdicts, trajectories, tasks, steps)

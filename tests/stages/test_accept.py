@@ -22,12 +22,19 @@ from webgym.config import AcceptConfig
 
 def _tasks() -> pd.DataFrame:
     """conftest's t1, t2 (train, shop-a), t3 (test, mail-b), plus t4 (train, shop-a), t5 (unsplit,
-    new-c), t6 (train, but on the test website mail-b) and t7 (validation, shop-v)."""
+    new-c), t6 (train, but on the test website mail-b) and t7 (validation, shop-v); and MiniWoB++ tasks, all
+    on one website: m1 (train, family click-tab), m2 (test, family choose-date) and m3 (train, but of m2's
+    family)."""
     extra = rows([Task(task_id=task, source="synthetic", source_id=task, text=f"task {task}", website=site,
                        difficulty=1, split=split, created_at=NOW)
                   for task, site, split in [("t4", "shop-a.test", "train"), ("t5", "new-c.test", None),
                                             ("t6", "mail-b.test", "train"), ("t7", "shop-v.test", "validation")]])
-    return pd.concat([tasks_frame(), extra], ignore_index=True)
+    miniwob = rows([Task(task_id=task, source="miniwob", source_id=task, text=f"task {task}", website="miniwob.local",
+                         split=split, held_out="external" if split == "test" else None, family=f"miniwob/{family}",
+                         created_at=NOW)
+                    for task, family, split in [("m1", "click-tab", "train"), ("m2", "choose-date", "test"),
+                                                ("m3", "choose-date", "train")]])
+    return pd.concat([tasks_frame(), extra, miniwob], ignore_index=True)
 
 
 def _world(*episodes: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -113,6 +120,15 @@ def test_filtered_bc_learns_away_from_the_last_action_of_failures_the_policy_end
     assert sorted(endings["reason"]) == ["failed ending, age 0", "failed ending, age 0", "failed ending, age 1"]
     assert result.counts["steps_failed_endings"] == 3 and result.counts["steps_kept"] == 2
     assert _kept(_run(filtered_bc_steps, *episodes, iteration=2, replay_iterations=2)) == [("win", 0), ("win", 1)]
+
+
+def test_an_external_world_is_held_out_by_family_not_by_its_shared_website():
+    """MiniWoB++ serves every family from one website: its train tasks are learned from although held-out
+    tasks share that website; a task of a held-out family never is (the split's leak check, by family)."""
+    result = _run(filtered_bc_steps, {"id": "train-family", "task": "m1"}, {"id": "held-out", "task": "m2"},
+                  {"id": "held-out-family", "task": "m3"}, {"id": "own-test-site", "task": "t6"})
+    assert _kept(result) == [("train-family", 0), ("train-family", 1)]
+    assert result.counts["trajectories_test_site"] == 3
 
 
 def test_replay_buffer_covers_the_last_k_iterations_with_their_age():
