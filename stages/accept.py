@@ -35,6 +35,7 @@ import pandas as pd
 from schemas.accepted import SCHEMA as ACCEPTED
 from schemas.values import EXTERNAL_SOURCES
 from webgym.config import AcceptConfig, Objective
+from webgym.held_out import test_lines
 
 STEP_COLUMNS = ["trajectory_id", "t", "screenshot_sha256", "response", "parse_error", "expert_actions"]
 """The steps columns accept reads (read only these: steps also hold page text and elements)."""
@@ -94,16 +95,11 @@ def judged_episodes(verdicts: pd.DataFrame, trajectories: pd.DataFrame, tasks: p
 
 
 def held_out_with_a_test_task(episodes: pd.DataFrame, tasks: pd.DataFrame) -> pd.Series:
-    """True for each episode whose task shares what the split holds out with a test task, as the split's leak
-    check defines it: the website for the project's own worlds, the task family for an external world
-    (EXTERNAL_SOURCES: MiniWoB++ serves every family from one website, so its train tasks share their
-    website with the held-out ones)."""
-    test = tasks[tasks["split"] == "test"]
-    external_test = test["source"].isin(EXTERNAL_SOURCES)
+    """True for each episode whose task shares what the split holds out with a test task (webgym.held_out):
+    its website in the project's own worlds, its task family in an external world."""
+    websites, families = test_lines(tasks)
     external = episodes["source"].isin(EXTERNAL_SOURCES)
-    on_test_site = ~external & episodes["website"].isin(set(test.loc[~external_test, "website"].dropna()))
-    of_test_family = external & episodes["family"].isin(set(test.loc[external_test, "family"].dropna()))
-    return on_test_site | of_test_family
+    return (~external & episodes["website"].isin(websites)) | (external & episodes["family"].isin(families))
 
 
 def repeated_steps(steps: pd.DataFrame) -> pd.Series:

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 import schemas
 from schemas import TABLES, TableSchema, schema_for
 from schemas.values import EXTERNAL_SOURCES
+from webgym.held_out import test_lines
 from webgym.lake import Lake
 
 log = logging.getLogger(__name__)
@@ -100,9 +101,8 @@ def _task_rule_checks(tasks: pd.DataFrame) -> list[_Check]:
     children = tasks[tasks["parent_task_id"].notna()]
     children = children.assign(parent_split=[split_of.get(p) for p in children["parent_task_id"]])
     own = tasks[~tasks["source"].isin(EXTERNAL_SOURCES)]
-    test_websites = own.loc[own["split"] == "test", "website"].dropna().unique().tolist()
     external = tasks[tasks["source"].isin(EXTERNAL_SOURCES)]
-    test_families = external.loc[external["split"] == "test", "family"].dropna().unique().tolist()
+    test_websites, test_families = (sorted(line) for line in test_lines(tasks))
     return [
         _Check("tasks", n_facts[["task_id", "difficulty", "rubric_facts", "checks_fit_facts"]], [
             gxe.ExpectColumnPairValuesToBeEqual(column_A="difficulty", column_B="rubric_facts"),
