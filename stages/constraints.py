@@ -29,6 +29,8 @@ import urllib.parse
 from dataclasses import dataclass
 from functools import lru_cache
 
+from webgym.answers import dates_in_words
+
 _TOKEN = re.compile(r"\d+(?:[.,]\d+)*\+?|[^\W\d_]+")
 _PHRASES = (("at least", "more"), ("at most", "less"), ("no more than", "less"), ("no less than", "more"),
             ("no fewer than", "more"), ("a minimum of", "more"), ("minimum of", "more"), ("a maximum of", "less"),
@@ -106,20 +108,12 @@ _ANSWER_FORMAT = re.compile(
 """Answer-format instructions: asides on tools or permissions or on the answer's format ('in DD format',
 'please round ...'), and a closing 'Return the value as ...' or 'Use "hotel" for the name ...' sentence
 (what to do comes before them; a text that starts with 'Return the date ...' asks for it)."""
-_NUMERIC_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/((?:19|20)\d\d)\b")
-_MONTH_NAMES = ("january february march april may june july august september october november december").split()
 
 
 def task_core(text: str) -> str:
     """What a task text asks to do, without its answer-format instructions and with numeric dates as
     words (module docstring)."""
-    core = _ANSWER_FORMAT.sub("", text).strip() or text
-
-    def in_words(match: re.Match[str]) -> str:
-        month, day, year = int(match[1]), int(match[2]), match[3]
-        return f"{_MONTH_NAMES[month - 1]} {day}, {year}" if 1 <= month <= 12 and 1 <= day <= 31 else match[0]
-
-    return _NUMERIC_DATE.sub(in_words, core)
+    return dates_in_words(_ANSWER_FORMAT.sub("", text).strip() or text)
 
 
 _SKIP = _FUNCTION_WORDS | _REQUEST_WORDS | _FILLER_WORDS | frozenset(_KIND_OF) | frozenset(_NUMBER_WORDS)

@@ -187,6 +187,20 @@ def _dates(text: str) -> list[_Value]:
     return sorted(found, key=lambda v: v.start)
 
 
+_MONTH_NAMES = ("January February March April May June July August September October November December").split()
+
+
+def dates_in_words(text: str) -> str:
+    """`text` with each date written in digits ("12/26/2016", "2016-12-26") written in words ("December 26,
+    2016"), as a page's calendar and most prose show it: the month by its name, the day and year as numbers. So a
+    text's words can match a month's title and a day's link, and "12/26/2016" is not the number 12."""
+    for value in reversed(_dates(text)):
+        if not any(c.isalpha() for c in text[value.start:value.end]):
+            year, month, day = value.key
+            text = f"{text[:value.start]}{_MONTH_NAMES[month - 1]} {day}, {year}{text[value.end:]}"
+    return text
+
+
 def _masked(text: str, values: Sequence[_Value]) -> str:
     for v in values:
         text = text[:v.start] + " " * (v.end - v.start) + text[v.end:]

@@ -12,7 +12,11 @@ def agrees(a: str, b: str, website: str | None = None) -> bool:
 
 
 def test_numbers_are_values_and_number_words_and_ordinals_count():
-    assert constraints_of("Budget $1,400 for 3 days on 2022-03-13").numbers == ("13", "1400", "2022", "3", "3")
+    # a date in digits reads as words: its month is a word, not a number
+    iso = constraints_of("Budget $1,400 for 3 days on 2022-03-13")
+    assert iso.numbers == ("13", "1400", "2022", "3") and "march" in iso.words
+    assert iso == constraints_of("Budget $1,400 for 3 days on 3/13/2022") == constraints_of(
+        "Budget $1,400 for 3 days on March 13, 2022")
     assert constraints_of("top five repos").numbers == constraints_of("top 5 repos").numbers == ("5",)
     assert constraints_of("the second most orders").numbers == ("2",)
     assert constraints_of("4.0 stars, 1st January").numbers == ("1", "4")
@@ -112,7 +116,7 @@ def test_answer_format_instructions_are_not_part_of_the_task():
         "Tell me the coordinates of Carnegie Mellon Café"
     assert task_core("What is the rating of Ugreen lightning cable. Please round to the nearest whole number") == \
         "What is the rating of Ugreen lightning cable"
-    assert task_core("Today is 6/12/2023. Tell me how many orders") == "Today is june 12, 2023. Tell me how many orders"
+    assert task_core("Today is 6/12/2023. Tell me how many orders") == "Today is June 12, 2023. Tell me how many orders"
     for a, b in (("Tell me the total cost of my latest cancelled order?",
                   'Get the total cost of my latest cancelled order. Return the value as a number (e.g., 10.99) only.'),
                  ("Like all submissions created by ThetaGang_wsb in subreddit wallstreetbets",

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tests.webgym.answer_cases import CASES, REJECTED_CLASSES, error_rates
-from webgym.answers import MAX_CHARS, answer_kind, exact_answer, match_answer, order_asked
+from webgym.answers import MAX_CHARS, answer_kind, dates_in_words, exact_answer, match_answer, order_asked
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.kind}: {c.reference} <- {c.answer!r}" for c in CASES])
@@ -80,3 +80,11 @@ def test_an_overlong_answer_fails_unread_and_adversarial_answers_stay_cheap():
         started = time.perf_counter()
         match_answer(answer, "Paris" if "Paris" in answer else "42")
         assert time.perf_counter() - started < 0.5, answer[:20]
+
+
+def test_dates_in_digits_read_as_words_and_other_numbers_stay():
+    assert dates_in_words("Select 12/26/2016 as the date.") == "Select December 26, 2016 as the date."
+    assert dates_in_words("from 2016-12-26 to 26/12/2016") == "from December 26, 2016 to December 26, 2016"
+    assert dates_in_words("Today is 6/12/2023") == "Today is June 12, 2023"  # month first when both could be
+    for text in ("ratio 1/2 and 3/4", "the 12/2016 issue", "March 18, 2024", "order 13/14/2016"):
+        assert dates_in_words(text) == text
