@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from schemas.steps import Action, Element
+from webgym.answers import dates_in_words
 from webgym.embeddings import DIM
 from webgym.policies.scorer.candidates import (KINDS, PHRASE_SOURCES, STOPWORDS, WORD, Candidate, Phrase, field_name,
                                                step_choices)
@@ -27,9 +28,10 @@ CLAUSE = re.compile(r"[,;:.?!]|\band\b|\bthen\b", re.I)
 
 
 def words(text: str) -> set[str]:
-    """Content words, lower-cased, number words as digits: what word-overlap features compare."""
+    """Content words, lower-cased, number words as digits, dates in digits as words (answers.dates_in_words): what
+    word-overlap features compare."""
     out = set()
-    for token in WORD.findall(text.lower()):
+    for token in WORD.findall(dates_in_words(text).lower()):
         token = token.strip(",.;:!?'\"")
         if token and token not in STOPWORDS:
             out.add(token)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from webgym.answers import dates_in_words
 from webgym.embeddings import DIM
 from webgym.policies.scorer.candidates import Candidate
 
@@ -42,8 +43,9 @@ DONE_AT = 0.8
 
 
 def words_of(text: str) -> set[str]:
-    """The words of a text that can tie it to a clause: lower-cased, number words as digits, fillers left out."""
-    return {NUMBER_WORDS.get(t, t) for t in TOKEN.findall(text.lower()) if t not in FILLER}
+    """The words of a text that can tie it to a clause: lower-cased, number words as digits, dates in digits as words
+    ("12/26/2016": december, 26, 2016), fillers left out."""
+    return {NUMBER_WORDS.get(t, t) for t in TOKEN.findall(dates_in_words(text).lower()) if t not in FILLER}
 
 
 def described_words(text: str) -> list[str]:
