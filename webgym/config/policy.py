@@ -63,6 +63,11 @@ class ScorerConfig(Section):
         default=0.0, ge=0, description="Greedy decisions (evaluation, validation) answer \"Done.\" only when it scores "
                                        "this much (log-probability) above the best other candidate; sampled rollouts "
                                        "are unchanged. Evaluations with another margin are other evaluations.")
+    order_margin: float = Field(
+        default=0.0, ge=0, description="Greedy decisions lower by this much (log-probability) an element that acts on "
+                                        "a clause of the task while an earlier clause, not yet acted on, has an "
+                                        "element of its own on the page (relations.out_of_order: \"Expand the section "
+                                        "below and click submit\" expands first); sampled rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
@@ -101,8 +106,10 @@ class PolicyConfig(Section):
 
     def label(self, greedy: bool) -> str:
         """How rollout keys and evaluation ids name this policy: its kind and, for the scorer's greedy decisions
-        with a "Done." margin, the margin (`scorer-done2`): it changes what they decide, so such episodes are
-        neither reused nor compared as plain argmax ones."""
-        if self.kind == "scorer" and greedy and self.scorer.done_margin:
-            return f"scorer-done{self.scorer.done_margin:g}"
-        return self.kind
+        with margins, the margins (`scorer-done2`, `scorer-done2-order1`): they change what it decides, so such
+        episodes are neither reused nor compared as plain argmax ones."""
+        if self.kind != "scorer" or not greedy:
+            return self.kind
+        margins = [f"{name}{value:g}" for name, value in (("done", self.scorer.done_margin),
+                                                          ("order", self.scorer.order_margin)) if value]
+        return "-".join([self.kind, *margins])

@@ -59,7 +59,7 @@ def _scorer(config: PolicyConfig, llm: LLMConfig, lake: Lake, sites: dict[str, S
     settings = config.scorer
     policy = ScorerPolicy(open_scorer(settings), scorer_embeddings(settings),
                           temperature=settings.temperature, greedy=settings.greedy, seed=settings.seed,
-                          done_margin=settings.done_margin)
+                          done_margin=settings.done_margin, order_margin=settings.order_margin)
     try:
         yield policy
     finally:

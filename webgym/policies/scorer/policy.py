@@ -7,14 +7,16 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import torch
 
 from webgym.policies.base import PolicyError, PolicyInput, PolicyOutput
 from webgym.policies.scorer.candidates import page_candidates, page_context, phrases
 from webgym.policies.scorer.checkpoint import Scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings
-from webgym.policies.scorer.features import Decision, chosen_at, field_features, flat_features
-from webgym.policies.scorer.network import candidate_logits, hold_back_done, option_logits
+from webgym.policies.scorer.features import Decision, chosen_at, clauses, field_features, flat_features
+from webgym.policies.scorer.network import candidate_logits, option_logits
+from webgym.policies.scorer.relations import out_of_order
 
 
 class ScorerPolicy:
@@ -25,19 +27,20 @@ class ScorerPolicy:
     privileged = False
 
     def __init__(self, scorer: Scorer, embed: TextEmbeddings | None = None, temperature: float = 1.0,
-                 greedy: bool = False, seed: int = 0, done_margin: float = 0.0) -> None:
-        self.scorer, self.temperature, self.greedy, self.done_margin = scorer, temperature, greedy, done_margin
+                 greedy: bool = False, seed: int = 0, done_margin: float = 0.0, order_margin: float = 0.0) -> None:
+        self.scorer, self.temperature, self.greedy = scorer, temperature, greedy
+        self.done_margin, self.order_margin = done_margin, order_margin
         self.version = scorer.checkpoint_id
         self.embed = embed or TextEmbeddings()
         self._generator = torch.Generator().manual_seed(seed)
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scorer-policy")
 
-    def _pick(self, logits: torch.Tensor, done: torch.Tensor | None = None) -> tuple[int, float]:
-        """The chosen index and its log-probability under the network (temperature 1, no margin: what
-        training recomputes); `done` marks the "Done." candidates the greedy margin holds back."""
+    def _pick(self, logits: torch.Tensor, held_back: torch.Tensor | None = None) -> tuple[int, float]:
+        """The chosen index and its log-probability under the network (temperature 1, no margins: what
+        training recomputes); `held_back` is what the greedy margins take off each candidate's score."""
         logprobs = torch.log_softmax(logits, dim=-1)
         if self.greedy:
-            index = int(torch.argmax(logits if done is None else hold_back_done(logits, done, self.done_margin)))
+            index = int(torch.argmax(logits if held_back is None else logits - held_back))
         else:
             probs = torch.softmax(logits / self.temperature, dim=-1)
             index = int(torch.multinomial(probs, 1, generator=self._generator))
@@ -55,10 +58,9 @@ class ScorerPolicy:
                             phrases(observed.task.text, observation.page_text), observed.step, observed.horizon)
         net = self.scorer.net.eval()
         with torch.no_grad():
-            done = torch.tensor([c.kind == "done" for c in decision.candidates])
             index, logprob = self._pick(candidate_logits(net, flat_features(decision, self.embed, self.scorer.history,
                                                                                 self.scorer.architecture)),
-                                        done)
+                                        self._held_back(decision))
             candidate = decision.candidates[index]
             typed: list[str | None] = []
             if candidate.kind == "fill":
@@ -68,6 +70,18 @@ class ScorerPolicy:
                     typed.append(options[option])
                     logprob += option_logprob
         return PolicyOutput(candidate.actions(typed), response=candidate.response(typed), logprob=logprob)
+
+    def _held_back(self, decision: Decision) -> torch.Tensor | None:
+        """What the greedy margins take off each candidate's score: the "Done." margin off "Done.", the order
+        margin off the elements that would act on a clause before an earlier one (relations.out_of_order)."""
+        if not self.greedy or not (self.done_margin or self.order_margin):
+            return None
+        held = self.done_margin * torch.tensor([c.kind == "done" for c in decision.candidates], dtype=torch.float32)
+        if self.order_margin:
+            later = out_of_order(decision.task, clauses(decision.task), decision.context,
+                                 [(c.text, c.typed) for c in decision.history], decision.candidates, self.embed)
+            held = held + self.order_margin * torch.from_numpy(later.astype(np.float32))
+        return held
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:
         loop = asyncio.get_running_loop()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +41,9 @@ DIGIT = re.compile(r"\d")
 ELEMENT_KINDS = frozenset({"link", "button", "option", "toggle", "submit", "fill"})
 DONE_AT = 0.8
 """A clause word counts as acted on when an earlier choice (or the page's title) has a word at least this similar."""
+SERVES = 0.5
+"""A candidate serves a clause when it covers at least this much of it; a clause is acted on when at least this
+share of its words is."""
 
 
 def words_of(text: str) -> set[str]:
@@ -76,12 +80,22 @@ def _recall(query: np.ndarray, keys: np.ndarray) -> float:
     return float(np.clip(query @ keys.T, 0.0, 1.0).max(axis=1).mean())
 
 
-def relation_scalars(task: str, clauses: Sequence[str], context: str,
-                     history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
-                     embed: TextEmbeddings) -> np.ndarray:
-    """(N, RELATION_SCALARS) per candidate: see the module's docstring. `context` is where the agent is (page
-    title and path: being on the site a clause names is that clause done), `history` each earlier choice's
-    description and what it typed."""
+@dataclass(frozen=True)
+class _Match:
+    """A decision's words as vectors and how its candidates match the task's clauses."""
+
+    task: np.ndarray  # (T, D) the task's words
+    done: np.ndarray  # (H, D) the words of the context and of earlier choices
+    clauses: list[np.ndarray]  # K x (W, D)
+    candidates: list[np.ndarray]  # N x (C, D)
+    labels: list[np.ndarray]  # N x (L, D) an answer line's label words, none for the rest
+    acted: np.ndarray  # (K,) share of each clause's words acted on
+    recalls: np.ndarray  # (N, K) how much of each clause each candidate covers
+    chosen: np.ndarray  # (N,) bool: an earlier choice of the episode
+
+
+def _match(task: str, clauses: Sequence[str], context: str, history: Sequence[tuple[str, Sequence[str | None]]],
+           candidates: Sequence[Candidate], embed: TextEmbeddings) -> _Match:
     clause_words = [sorted(words_of(c)) for c in clauses]
     task_words = sorted(words_of(task))
     done_words = sorted(words_of(context) | {w for text, typed in history for w in [
@@ -89,13 +103,23 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
     candidate_words = [described_words(c.text) for c in candidates]
     label_words = [sorted(words_of(c.label)) if c.kind == "answer" else [] for c in candidates]
     vectors = _word_vectors(embed, [task_words, done_words, *clause_words, *candidate_words, *label_words])
-    task_v, done_v = vectors[0], vectors[1]
     clause_v = vectors[2:2 + len(clauses)]
     cand_v = vectors[2 + len(clauses):2 + len(clauses) + len(candidates)]
-    label_v = vectors[2 + len(clauses) + len(candidates):]
-    acted = np.array([_acted(c, done_v) for c in clause_v])  # (K,) share of each clause's words acted on
+    chosen = np.array([bool(history) and _recall(v, vectors[1]) > 0.99 for v in cand_v], dtype=bool)
+    return _Match(vectors[0], vectors[1], clause_v, cand_v, vectors[2 + len(clauses) + len(candidates):],
+                  np.array([_acted(c, vectors[1]) for c in clause_v]), _clause_recalls(clause_v, cand_v), chosen)
+
+
+def relation_scalars(task: str, clauses: Sequence[str], context: str,
+                     history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
+                     embed: TextEmbeddings) -> np.ndarray:
+    """(N, RELATION_SCALARS) per candidate: see the module's docstring. `context` is where the agent is (page
+    title and path: being on the site a clause names is that clause done), `history` each earlier choice's
+    description and what it typed."""
+    match = _match(task, clauses, context, history, candidates, embed)
+    task_v, clause_v, cand_v, label_v = match.task, match.clauses, match.candidates, match.labels
+    acted, recalls = match.acted, match.recalls
     n_clauses = len(clauses)
-    recalls = _clause_recalls(clause_v, cand_v)  # (N, K)
     bests = recalls.argmax(axis=1) if n_clauses else np.zeros(len(candidates), dtype=np.int64)
     amount = 1.0 if AMOUNT.search(task) else 0.0
     rows = np.zeros((len(candidates), RELATION_SCALARS), dtype=np.float32)
@@ -113,7 +137,7 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
             _recall(task_v, label_v[i]) if len(label_v[i]) else 0.0,
             line_digits * amount,
             line_digits,
-            1.0 if history and _recall(cand_v[i], done_v) > 0.99 else 0.0,
+            1.0 if match.chosen[i] else 0.0,
         ]
     elements = [i for i, c in enumerate(candidates) if c.kind in ELEMENT_KINDS]
     answers = [i for i, c in enumerate(candidates) if c.kind == "answer"]
@@ -125,15 +149,37 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
     rows[:, 14] = rows[:, 1] - best_element  # 0 for the page's best match to a clause, below 0 for the rest
     rows[answers, 15] = rows[answers, 6] - best_label  # the pointer: 0 for the line whose label fits best
     # the next clause to act on here: the first one not yet acted on that something on this page serves
-    served = recalls[elements].max(axis=0) >= 0.5 if elements and n_clauses else np.zeros(n_clauses, dtype=bool)
-    following = next((k for k in range(n_clauses) if acted[k] < 0.5 and served[k]), None)
-    rows[:, 16] = (bests == following) & (rows[:, 1] >= 0.5) if following is not None else 0.0
+    served = recalls[elements].max(axis=0) >= SERVES if elements and n_clauses else np.zeros(n_clauses, dtype=bool)
+    following = next((k for k in range(n_clauses) if acted[k] < SERVES and served[k]), None)
+    rows[:, 16] = (bests == following) & (rows[:, 1] >= SERVES) if following is not None else 0.0
     # page order: the oracle works through a form top to bottom
     rows[elements, 17] = np.arange(len(elements)) / max(len(elements) - 1, 1)
-    first = next((i for i in elements if rows[i, 1] >= 0.5 and not rows[i, 10]), None)
+    first = next((i for i in elements if rows[i, 1] >= SERVES and not rows[i, 10]), None)
     if first is not None:
         rows[first, 18] = 1.0
     return rows
+
+
+def out_of_order(task: str, clauses: Sequence[str], context: str,
+                 history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
+                 embed: TextEmbeddings) -> np.ndarray:
+    """(N,) bool: the page's elements that act on a clause of the task before an earlier clause is done. An
+    element is out of order when it serves (matches by at least half) a clause that comes after one not yet
+    acted on which another element of this page, not chosen before, serves: in "Expand the section below and
+    click submit", Submit waits while the section's header is there to click. Earlier choices are left out of
+    what serves a clause, so that a clause an element served once does not hold the rest back for ever."""
+    match = _match(task, clauses, context, history, candidates, embed)
+    elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
+    out = np.zeros(len(candidates), dtype=bool)
+    if len(clauses) < 2 or not elements.any():
+        return out
+    serves = (match.recalls >= SERVES) & elements[:, None]  # (N, K)
+    open_clauses = serves & ~match.chosen[:, None] & (match.acted < SERVES)[None, :]
+    bests = match.recalls.argmax(axis=1)
+    for i in np.flatnonzero(elements & serves[np.arange(len(candidates)), bests]):
+        others = np.delete(open_clauses, i, axis=0)
+        out[i] = bool(others[:, :bests[i]].any())
+    return out
 
 
 def _clause_recalls(clauses: Sequence[np.ndarray], candidates: Sequence[np.ndarray]) -> np.ndarray:

@@ -20,9 +20,10 @@ from webgym.config import EnvConfig, PolicyConfig, RolloutConfig, ScorerConfig
 from webgym.embeddings import Embedder
 from webgym.env.observe import Observation
 from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
-from webgym.policies.scorer.candidates import step_choices
+from webgym.policies.scorer.candidates import page_candidates, step_choices
 from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, open_scorer, save_scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings, scorer_embeddings
+from webgym.policies.scorer.features import Chosen, Decision
 from webgym.policies.scorer.policy import ScorerPolicy
 from webgym.rollout.collect import episode_specs
 from webgym.sites.tasks import task_record
@@ -94,6 +95,20 @@ def test_the_profiles_precision_embeds_and_caches_apart_from_float32(tmp_path):
     assert (vectors * reference).sum(axis=1).min() > 0.9999
 
 
+def _decision(task: str, elements: list[Element], page_text: str, history: tuple[Chosen, ...] = ()) -> Decision:
+    return Decision(task, "", history, page_candidates(elements, page_text), [], len(history), 10)
+
+
+def _held_back(decision: Decision, greedy: bool = True, **margins: float) -> dict[str, float]:
+    """What a policy with these margins takes off each candidate's score, by candidate text (zeros left out)."""
+    policy = ScorerPolicy(init_scorer(SMALL), TextEmbeddings(), greedy=greedy, **margins)
+    try:
+        held = policy._held_back(decision)
+    finally:
+        policy.close()
+    return {} if held is None else {c.text: float(h) for c, h in zip(decision.candidates, held, strict=True) if h}
+
+
 def test_greedy_decoding_answers_done_only_when_it_wins_by_the_margin():
     done = torch.tensor([False, True, False])
     picks = {}
@@ -101,7 +116,7 @@ def test_greedy_decoding_answers_done_only_when_it_wins_by_the_margin():
                            (2.0, [1.0, 3.5, 0.5])]:
         policy = ScorerPolicy(init_scorer(SMALL), TextEmbeddings(), greedy=True, done_margin=margin)
         try:
-            picks[margin, logits[1]] = policy._pick(torch.tensor(logits), done)
+            picks[margin, logits[1]] = policy._pick(torch.tensor(logits), margin * done)
         finally:
             policy.close()
     assert {key: index for key, (index, _) in picks.items()} == {(0.0, 2.5): 1, (1.0, 2.5): 1, (2.0, 2.5): 0,
@@ -110,9 +125,38 @@ def test_greedy_decoding_answers_done_only_when_it_wins_by_the_margin():
     assert picks[2.0, 2.5][1] == pytest.approx(network_logprob)  # what training recomputes: no margin in it
 
 
+COLLAPSED = [Element(mark=1, tag="h3", role="tab", text="Section #2", x=0, y=0, width=100, height=20),
+             Element(mark=2, tag="button", text="Submit", x=0, y=40, width=100, height=20)]
+DATE_FIELD = [Element(mark=1, tag="input", role="textbox", text="", label="Date:", x=0, y=0, width=100, height=20),
+              Element(mark=2, tag="button", text="Submit", x=0, y=40, width=100, height=20)]
+
+
+def test_greedy_decoding_holds_back_a_later_clause_while_the_page_offers_the_earlier_one():
+    """MiniWoB++'s collapsible and date tasks, as the bundled MiniLM reads them: Submit, which the task names last,
+    waits while the section header or the date field is there to use, and is free once it was used."""
+    expand = "Expand the section below and click submit."
+    before = _decision(expand, COLLAPSED, f"{expand}\nSection #2\nSubmit")
+    assert _held_back(before, order_margin=3.0) == {'click button "Submit"': 3.0}
+    assert _held_back(before, done_margin=2.0, order_margin=3.0) == {'click button "Submit"': 3.0,
+                                                                      'answer "Done."': 2.0}
+    assert _held_back(before, order_margin=3.0, greedy=False) == {}  # sampled rollouts are unchanged
+    after = _decision(expand, COLLAPSED, f"{expand}\nSection #2\nSubmit", (Chosen('click option "Section #2"'),))
+    assert _held_back(after, order_margin=3.0) == {}
+    date = "Select 12/26/2016 as the date and hit submit."
+    assert _held_back(_decision(date, DATE_FIELD, f"{date}\nDate:\nSubmit"), order_margin=3.0) == {
+        'click button "Submit"': 3.0}
+    # the field was used once: the date's clause need not count as done for Submit to be free again
+    used = _decision(date, DATE_FIELD, f"{date}\nDate:\nSubmit",
+                     tuple(Chosen(c.text) for c in page_candidates(DATE_FIELD[:1], "") if c.kind == "fill"))
+    assert _held_back(used, order_margin=3.0) == {}
+
+
 def test_only_the_scorers_greedy_decisions_with_a_margin_are_named_apart():
     margin = PolicyConfig(kind="scorer", scorer=ScorerConfig(done_margin=2.0))
     assert margin.label(greedy=True) == "scorer-done2" and margin.label(greedy=False) == "scorer"
+    both = PolicyConfig(kind="scorer", scorer=ScorerConfig(done_margin=2.0, order_margin=3.0))
+    assert both.label(greedy=True) == "scorer-done2-order3"
+    assert PolicyConfig(kind="scorer", scorer=ScorerConfig(order_margin=3.0)).label(greedy=True) == "scorer-order3"
     assert PolicyConfig(kind="scorer").label(greedy=True) == "scorer"
     assert PolicyConfig(kind="chat", scorer=ScorerConfig(done_margin=2.0)).label(greedy=True) == "chat"
 

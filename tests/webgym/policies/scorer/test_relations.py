@@ -18,7 +18,7 @@ from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, save_sco
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import FLAT_SCALARS, Chosen, Decision, clauses, flat_features
 from webgym.policies.scorer.network import candidate_logits
-from webgym.policies.scorer.relations import RELATION_SCALARS, relation_scalars
+from webgym.policies.scorer.relations import RELATION_SCALARS, out_of_order, relation_scalars
 
 TASK = "On Lumen Bank, turn on SMS alerts and make your profile visible to “Only me”."
 
@@ -76,6 +76,22 @@ def test_done_sees_the_task_undone_until_every_clause_was_acted_on():
                                           Chosen('click option "Only me" (Profile visibility)')))['answer "Done."']
     assert start[11] > end[11]  # the undone share falls as clauses are acted on
     assert end[12] > start[12] == 0.0  # the least acted-on clause: none at first
+
+
+def _out_of_order(history: tuple[Chosen, ...] = ()) -> set[str]:
+    candidates = page_candidates(SETTINGS, "")
+    held = out_of_order(TASK, clauses(TASK), "Lumen Bank: settings /settings", [(c.text, c.typed) for c in history],
+                        candidates, TextEmbeddings(WordVectors()))
+    return {c.text for c, later in zip(candidates, held, strict=True) if later}
+
+
+def test_an_element_of_a_later_clause_waits_until_the_earlier_clause_is_acted_on():
+    # "Only me" answers the last clause; the SMS toggle, there to click, answers the one before
+    assert _out_of_order() == {'click toggle "Only me" (Profile visibility)'}
+    assert _out_of_order((Chosen('click toggle "SMS alerts" (Alerts)'),)) == set()
+    # choosing another element of the group does not act on the clause: the SMS toggle is still there to click
+    email = Chosen('click toggle "Email alerts" (Alerts)')
+    assert _out_of_order((email,)) == {'click toggle "Only me" (Profile visibility)'}
 
 
 def test_the_pointer_names_the_line_whose_label_the_question_asks_for():
