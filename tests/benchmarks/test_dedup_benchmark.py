@@ -37,6 +37,19 @@ def test_the_labelled_real_pairs_hold_both_duplicates_and_near_misses_each_with_
             pair["b"]["source"], pair["b"]["source_id"], pair["b"]["text"])
 
 
+def _pair_keys(pairs: list[dict]) -> list[frozenset]:
+    return [frozenset((p[side]["source"], p[side]["source_id"], p[side]["text"]) for side in "ab") for p in pairs]
+
+
+def test_the_held_out_sets_share_no_pair_with_the_tuning_set_and_hold_both_classes():
+    tuning = set(_pair_keys(bench.load_pairs()))
+    for path in (bench.HELD_OUT, bench.FRESH):
+        pairs = bench.load_pairs(path)
+        assert not set(_pair_keys(pairs)) & tuning and len({p["id"] for p in pairs}) == len(pairs), path.name
+        assert {p["kind"] for p in pairs if p["duplicate"]} <= {"copy", "rewording"}
+        assert 50 <= sum(p["duplicate"] for p in pairs) <= len(pairs) - 50, path.name
+
+
 def test_pair_figures_count_precision_recall_and_the_wrong_pairs():
     pairs = [{"id": str(i), "duplicate": d, "kind": "k", "a": {"text": "a"}, "b": {"text": "b"}}
              for i, d in enumerate([True, True, True, False, False])]
@@ -69,8 +82,11 @@ def test_the_held_out_pairs_judged_wrongly_stay_unread_unless_asked(monkeypatch,
     monkeypatch.setattr("sys.argv", ["dedup.py", "--pairs-only"])
     bench.main()
     printed = capsys.readouterr().out
-    assert "dedup_pairs.jsonl: held-out text" in printed and "dedup_pairs_heldout.jsonl" not in printed
+    assert "dedup_pairs.jsonl: held-out text" in printed
+    assert "dedup_pairs_heldout.jsonl" not in printed and "dedup_pairs_fresh.jsonl" not in printed
     assert "held-out pairs: {\"precision\": 1.0, \"recall\": 0.5}" in printed
+    assert "fresh held-out pairs: {\"precision\": 1.0, \"recall\": 0.5}" in printed
     monkeypatch.setattr("sys.argv", ["dedup.py", "--pairs-only", "--show-held-out"])
     bench.main()
-    assert "dedup_pairs_heldout.jsonl: held-out text" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "dedup_pairs_heldout.jsonl: held-out text" in shown and "dedup_pairs_fresh.jsonl: held-out text" in shown
