@@ -164,10 +164,12 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
                  history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
                  embed: TextEmbeddings) -> np.ndarray:
     """(N,) bool: the page's elements that act on a clause of the task before an earlier clause is done. An
-    element is out of order when it serves (matches by at least half) a clause that comes after one not yet
+    element is out of order when the first clause it serves (matches by at least half) comes after one not yet
     acted on which another element of this page, not chosen before, serves: in "Expand the section below and
-    click submit", Submit waits while the section's header is there to click. Earlier choices are left out of
-    what serves a clause, so that a clause an element served once does not hold the rest back for ever."""
+    click submit", Submit waits while the section's header is there to click. The first clause, not the best
+    one: tasks that end by restating what is required ("Only this part is required: search and filters ...")
+    serve the same element twice. Earlier choices are left out of what serves a clause, so that a clause an
+    element served once does not hold the rest back for ever."""
     match = _match(task, clauses, context, history, candidates, embed)
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
     out = np.zeros(len(candidates), dtype=bool)
@@ -175,10 +177,9 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
         return out
     serves = (match.recalls >= SERVES) & elements[:, None]  # (N, K)
     open_clauses = serves & ~match.chosen[:, None] & (match.acted < SERVES)[None, :]
-    bests = match.recalls.argmax(axis=1)
-    for i in np.flatnonzero(elements & serves[np.arange(len(candidates)), bests]):
+    for i in np.flatnonzero(serves.any(axis=1)):
         others = np.delete(open_clauses, i, axis=0)
-        out[i] = bool(others[:, :bests[i]].any())
+        out[i] = bool(others[:, :int(np.argmax(serves[i]))].any())
     return out
 
 

@@ -94,6 +94,17 @@ def test_an_element_of_a_later_clause_waits_until_the_earlier_clause_is_acted_on
     assert _out_of_order((email,)) == {'click toggle "Only me" (Profile visibility)'}
 
 
+def test_an_element_is_in_order_by_the_first_clause_it_serves_when_the_task_restates_it_later():
+    """The synthetic sites' tasks end by restating what is required: the SMS toggle serves the first clause and the
+    restatement, and it is the profile's toggle that waits for it, not the other way round."""
+    task = "Turn on SMS alerts, make your profile visible to “Only me”. Required: SMS."
+    candidates = page_candidates(SETTINGS, "")
+    held = out_of_order(task, clauses(task), "Lumen Bank: settings /settings", [], candidates,
+                        TextEmbeddings(WordVectors()))
+    assert {c.text for c, later in zip(candidates, held, strict=True) if later} == {
+        'click toggle "Only me" (Profile visibility)'}
+
+
 def test_the_pointer_names_the_line_whose_label_the_question_asks_for():
     film = "Northern Signal\nRuntime (minutes)\n121\nRated\n12A"
     lines = _relations("What is the runtime of Northern Signal in minutes?", [], film)
