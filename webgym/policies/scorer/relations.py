@@ -10,7 +10,8 @@ candidate: its best clause and how far that clause is done, how it ranks against
 candidates, and for an answer line how its label matches the question; per decision: how much of the
 task is still undone (what "Done." must wait for) and whether anything on the page matches at all
 (when to scroll), and where a candidate stands in the order of the task's clauses and of the
-page (the first element that matches a clause and was not chosen yet).
+page (the first element that matches a clause and was not chosen yet). `out_of_order` reads the same
+matches to say which elements would act on a clause before an earlier one (the greedy order margin).
 """
 
 from __future__ import annotations
@@ -85,7 +86,6 @@ class _Match:
     """A decision's words as vectors and how its candidates match the task's clauses."""
 
     task: np.ndarray  # (T, D) the task's words
-    done: np.ndarray  # (H, D) the words of the context and of earlier choices
     clauses: list[np.ndarray]  # K x (W, D)
     candidates: list[np.ndarray]  # N x (C, D)
     labels: list[np.ndarray]  # N x (L, D) an answer line's label words, none for the rest
@@ -106,7 +106,7 @@ def _match(task: str, clauses: Sequence[str], context: str, history: Sequence[tu
     clause_v = vectors[2:2 + len(clauses)]
     cand_v = vectors[2 + len(clauses):2 + len(clauses) + len(candidates)]
     chosen = np.array([bool(history) and _recall(v, vectors[1]) > 0.99 for v in cand_v], dtype=bool)
-    return _Match(vectors[0], vectors[1], clause_v, cand_v, vectors[2 + len(clauses) + len(candidates):],
+    return _Match(vectors[0], clause_v, cand_v, vectors[2 + len(clauses) + len(candidates):],
                   np.array([_acted(c, vectors[1]) for c in clause_v]), _clause_recalls(clause_v, cand_v), chosen)
 
 
