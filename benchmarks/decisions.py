@@ -9,7 +9,9 @@ rolls the oracle out there on --size test-split tasks of each held-out kind (`we
 --policy oracle`, iteration 1000; a rerun reuses the copy and its finished episodes), rebuilds every
 decision of those demonstrations as training would (webgym.train.scorer.scorer_samples) and asks each
 checkpoint for its greedy choice at each of them, on the same decisions, with the profile's "Done." margin
-(policy.scorer.done_margin, as its evaluations decide).
+(policy.scorer.done_margin, as its evaluations decide). The order margin (policy.scorer.order_margin) is not
+applied: it reads the decision's texts, which the rebuilt features no longer carry, so these are the network's
+choices with the "Done." margin only.
 
 Prints one JSON line per checkpoint and writes them all to --out/decisions.json: decisions, matched (the
 best-scored candidate and every fill field's best option are the oracle's), per oracle candidate kind

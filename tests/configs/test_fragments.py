@@ -23,7 +23,8 @@ def _no_data_override(monkeypatch):
 def test_the_scorer_profiles_take_the_scorer_fragment(name):
     config = _profile(name)
     assert config.policy.kind == "scorer" and config.env.observation == "set_of_marks"
-    assert (config.policy.scorer.temperature, config.policy.scorer.done_margin) == (0.7, 2.0)
+    scorer = config.policy.scorer
+    assert (scorer.temperature, scorer.done_margin, scorer.order_margin) == (0.7, 2.0, 10.0)
     assert config.policy.scorer.architecture == "relational" and config.rollout.label_evaluations
     train = config.train
     assert (train.learning_rate, train.lr_schedule, train.micro_batch_size) == (1e-3, "constant", 32)
