@@ -170,17 +170,15 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     one: tasks that end by restating what is required ("Only this part is required: search and filters ...")
     serve the same element twice. Earlier choices are left out of what serves a clause, so that a clause an
     element served once does not hold the rest back for ever."""
-    match = _match(task, clauses, context, history, candidates, embed)
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
-    out = np.zeros(len(candidates), dtype=bool)
     if len(clauses) < 2 or not elements.any():
-        return out
+        return np.zeros(len(candidates), dtype=bool)
+    match = _match(task, clauses, context, history, candidates, embed)
     serves = (match.recalls >= SERVES) & elements[:, None]  # (N, K)
     open_clauses = serves & ~match.chosen[:, None] & (match.acted < SERVES)[None, :]
-    for i in np.flatnonzero(serves.any(axis=1)):
-        others = np.delete(open_clauses, i, axis=0)
-        out[i] = bool(others[:, :int(np.argmax(serves[i]))].any())
-    return out
+    served_elsewhere = open_clauses.sum(axis=0)[None, :] - open_clauses  # (N, K): by the page's other elements
+    before_first = np.arange(len(clauses))[None, :] < np.argmax(serves, axis=1)[:, None]
+    return serves.any(axis=1) & ((served_elsewhere > 0) & before_first).any(axis=1)
 
 
 def _clause_recalls(clauses: Sequence[np.ndarray], candidates: Sequence[np.ndarray]) -> np.ndarray:
