@@ -64,8 +64,8 @@ class ScorerConfig(Section):
                                        "this much (log-probability) above the best other candidate; sampled rollouts "
                                        "are unchanged. Evaluations with another margin are other evaluations.")
     order_margin: float = Field(
-        default=0.0, ge=0, description="Greedy decisions lower by this much (log-probability) an element that acts on "
-                                        "a clause of the task while an earlier clause, not yet acted on, has an "
+        default=0.0, ge=0, description="Greedy decisions lower by this much (log-probability) an element whose first "
+                                        "served clause of the task comes after a clause not yet acted on that has an "
                                         "element of its own on the page (relations.out_of_order: \"Expand the section "
                                         "below and click submit\" expands first); sampled rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
