@@ -123,6 +123,9 @@ class Candidate:
     """An answer's line above it on the page (what the page calls the value)."""
     option: str | None = None
     """The option a select_option candidate chooses."""
+    settled: bool = False
+    """A click on an element already in the state a click gives it (an open tab, an expanded section): it has
+    nothing of the task left to do, so it holds back no other element (relations.out_of_order)."""
 
     def actions(self, typed: Sequence[str | None] = ()) -> list[Action]:
         """The tool calls; for a fill, `typed[i]` goes into fields[i] (None keeps its value)."""
@@ -244,7 +247,8 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
             if element.role == "submit":  # a form's own: its fill submits it (keeping every field is a fill too)
                 continue
             # a button grouped with fields by layout may be a choice of its own (click "Next" or "OK"): kept
-        out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark))
+        out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark,
+                             settled=bool(element.selected or element.expanded)))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
         names = ", ".join(f'"{field_name(f)}"' for f in fields)

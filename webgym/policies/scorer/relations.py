@@ -168,14 +168,15 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     acted on which another element of this page, not chosen before, serves: in "Expand the section below and
     click submit", Submit waits while the section's header is there to click. The first clause, not the best
     one: tasks that end by restating what is required ("Only this part is required: search and filters ...")
-    serve the same element twice. Earlier choices are left out of what serves a clause, so that a clause an
-    element served once does not hold the rest back for ever."""
+    serve the same element twice. Earlier choices and settled elements (an open tab) are left out of what serves
+    a clause, so that a clause an element served once, or the page already shows done, holds nothing back."""
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
     if len(clauses) < 2 or not elements.any():
         return np.zeros(len(candidates), dtype=bool)
     match = _match(task, clauses, context, history, candidates, embed)
     serves = (match.recalls >= SERVES) & elements[:, None]  # (N, K)
-    open_clauses = serves & ~match.chosen[:, None] & (match.acted < SERVES)[None, :]
+    settled = np.array([c.settled for c in candidates], dtype=bool)
+    open_clauses = serves & ~(match.chosen | settled)[:, None] & (match.acted < SERVES)[None, :]
     served_elsewhere = open_clauses.sum(axis=0)[None, :] - open_clauses  # (N, K): by the page's other elements
     before_first = np.arange(len(clauses))[None, :] < np.argmax(serves, axis=1)[:, None]
     return serves.any(axis=1) & ((served_elsewhere > 0) & before_first).any(axis=1)

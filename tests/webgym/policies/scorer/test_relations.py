@@ -105,6 +105,22 @@ def test_an_element_is_in_order_by_the_first_clause_it_serves_when_the_task_rest
         'click toggle "Only me" (Profile visibility)'}
 
 
+def test_an_open_tab_holds_nothing_back_where_a_closed_one_does():
+    """click-tab-2's pages: the tab the task names may already be open, and then its link is the next thing to do."""
+    task = "Alerts tab, then Save."
+
+    def held(open_tab: str) -> set[str]:
+        tabs = [Element(mark=i, tag="li", role="tab", control="tab", text=name, x=0, y=0, width=60, height=20,
+                        selected=name == open_tab) for i, name in enumerate(["Alerts", "Profile"], start=1)]
+        link = Element(mark=3, tag="a", role=None, text="Save", x=0, y=40, width=60, height=20)
+        candidates = page_candidates([*tabs, link], "")
+        later = out_of_order(task, clauses(task), "Lumen Bank", [], candidates, TextEmbeddings(WordVectors()))
+        return {c.text for c, flag in zip(candidates, later, strict=True) if flag}
+
+    assert held(open_tab="Profile") == {'click link "Save"'}
+    assert held(open_tab="Alerts") == set()
+
+
 def test_the_pointer_names_the_line_whose_label_the_question_asks_for():
     film = "Northern Signal\nRuntime (minutes)\n121\nRated\n12A"
     lines = _relations("What is the runtime of Northern Signal in minutes?", [], film)
