@@ -33,11 +33,11 @@ def paired_validation(evals: pd.DataFrame, validated: EvaluateReport, served_val
 
 def promotion(iteration: int, candidate: str, validated: EvaluateReport | None, served: str | None,
               served_validated: EvaluateReport | None, evals: pd.DataFrame, tolerance: float,
-              now: dt.datetime) -> dict:
+              now: dt.datetime, min_gain: int = 0) -> dict:
     """The promotions row of `candidate`: promoted when nothing is served yet, when there is no validation
     (validated None), or when, on the validation tasks both were evaluated on (`evals`), it solves at least
-    as many as the served checkpoint less `tolerance` of them (tasks gained minus tasks lost >= -tolerance
-    x tasks); else kept back, the served checkpoint staying served."""
+    `min_gain` more than the served checkpoint less `tolerance` of them (tasks gained minus tasks lost >=
+    min_gain - tolerance x tasks); else kept back, the served checkpoint staying served."""
     row = {"checkpoint_id": candidate, "iteration": iteration, "evaluation": None, "episodes": 0, "success_rate": None,
            "served_checkpoint": served, "served_success_rate": None, "decided_at": now}
     if validated is None:
@@ -53,12 +53,13 @@ def promotion(iteration: int, candidate: str, validated: EvaluateReport | None, 
         raise ValueError(f"checkpoint {candidate}: no validation task of evaluation {validated.evaluation} has "
                          f"episodes of both it and the served checkpoint {served}; nothing to compare")
     new, old = validated.success_rate, served_validated.success_rate
-    promoted = gained - lost >= -tolerance * tasks
+    promoted = gained - lost >= min_gain - tolerance * tasks
     verb = "promoted" if promoted else f"kept back, {served} stays served"
+    needed = f"; at least {min_gain} more gained than lost" if min_gain else ""
     return {**row, "served_success_rate": old, "promoted": promoted,
             "reason": f"validation success {new:.1%} vs the served {old:.1%}; on the same {tasks} tasks {gained} "
                       f"gained, {lost} lost (exact McNemar p = {mcnemar_exact(gained, lost):.2f}; tolerance "
-                      f"{tolerance:.1%}): {verb}"}
+                      f"{tolerance:.1%}{needed}): {verb}"}
 
 
 def rejected_checkpoints(promotions: pd.DataFrame) -> set[str]:

@@ -26,11 +26,11 @@ def episodes(checkpoint: str, solved: str, evaluation: str = "scorer-validation-
                          "task_id": [f"t{i}" for i in range(len(solved))], "success": [c == "1" for c in solved]})
 
 
-def decide(new: str, old: str, tolerance: float = 0.0) -> dict:
+def decide(new: str, old: str, tolerance: float = 0.0, min_gain: int = 0) -> dict:
     """The promotion of it2 against the served it1, which solved the tasks `new` and `old` mark."""
     evals = pd.concat([episodes("it2", new), episodes("it1", old)])
     return promotion(2, "it2", report(new.count("1"), len(new), "it2"), "it1", report(old.count("1"), len(old), "it1"),
-                     evals, tolerance, NOW)
+                     evals, tolerance, NOW, min_gain)
 
 
 def test_a_checkpoint_that_validates_worse_is_kept_back_and_says_why_task_by_task():
@@ -45,6 +45,16 @@ def test_equal_or_better_validation_is_promoted_and_the_tolerance_allows_a_small
     assert decide("11111111100000000000", "11111111100000000000")["promoted"] is True
     assert decide("01111111100000000000", "11111111100000000000", 0.05)["promoted"] is True
     assert decide("00111111100000000000", "11111111100000000000", 0.05)["promoted"] is False
+
+
+def test_a_minimum_gain_keeps_the_served_checkpoint_on_a_tie():
+    """Two tasks gained and two lost: promoted by default, kept back when a strict gain is required."""
+    tie = ("11000000000000000011", "00110000000000000011")
+    assert decide(*tie)["promoted"] is True
+    row = decide(*tie, min_gain=1)
+    assert row["promoted"] is False and "2 gained, 2 lost" in row["reason"]
+    assert "at least 1 more gained than lost" in row["reason"] and "it1 stays served" in row["reason"]
+    assert decide("11100000000000000011", "00110000000000000011", min_gain=1)["promoted"] is True
 
 
 def test_only_tasks_both_checkpoints_were_evaluated_on_are_compared():

@@ -39,14 +39,21 @@ class NightlyConfig(Section):
         description="Validation tasks (taskset.split.validation_instances and validation_fraction: training "
                     "families, never trained on) each new checkpoint is evaluated on greedily before it is served: "
                     "it is promoted only when, paired task by task with the served checkpoint's episodes on the "
-                    "same tasks, it solves at least as many (less promotion_tolerance of them), else the previous "
-                    "policy stays served and the night says so, with the tasks gained and lost and the exact "
-                    "McNemar p. 0: every checkpoint is promoted.")
+                    "same tasks, it solves at least as many (plus promotion_min_gain, less promotion_tolerance of "
+                    "them), else the previous policy stays served and the night says so, with the tasks gained and "
+                    "lost and the exact McNemar p. 0: every checkpoint is promoted.")
     promotion_tolerance: float = Field(
         default=0.0, ge=0, le=1,
         description="How much lower a new checkpoint's validation success may be than the served one's on the "
                     "same tasks (tasks lost minus tasks gained, as a share of them) and still be promoted (0: never "
                     "worse).")
+    promotion_min_gain: int = Field(
+        default=0, ge=0,
+        description="Validation tasks a new checkpoint must gain beyond those it loses to be promoted, on top of "
+                    "promotion_tolerance: promoted when tasks gained minus tasks lost >= promotion_min_gain - "
+                    "promotion_tolerance x tasks. 1: a tie keeps the served checkpoint (five nights promoted on a "
+                    "tie of 40 went +2, -6, -4, -3 and -5 tasks on the test split, benchmarks/RESULTS.md R28 and "
+                    "R29); 0: a tie promotes.")
     evaluate_untrained: bool = Field(
         default=True,
         description="Before the first training of a fresh lake, evaluate the starting policy too, so the report "
