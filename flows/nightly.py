@@ -137,7 +137,7 @@ def record_promotion(config: Config, plan: IterationPlan, checkpoint_id: str, va
         return present
     evals = lake.read_table("evals", columns=["evaluation", "checkpoint", "task_id", "success"])
     row = promotion(plan.iteration, checkpoint_id, validated, plan.checkpoint_id, served_validated, evals,
-                    config.nightly.promotion_tolerance, dt.datetime.now(dt.UTC), config.nightly.promotion_min_gain)
+                    config.nightly.promotion_tolerance, config.nightly.promotion_min_gain, dt.datetime.now(dt.UTC))
     lake.write_table("promotions", pd.DataFrame([row]), run_id=f"promote-{plan.iteration}")
     get_run_logger().info("iteration %d: %s %s", plan.iteration, checkpoint_id, row["reason"])
     return row

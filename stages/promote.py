@@ -32,8 +32,8 @@ def paired_validation(evals: pd.DataFrame, validated: EvaluateReport, served_val
 
 
 def promotion(iteration: int, candidate: str, validated: EvaluateReport | None, served: str | None,
-              served_validated: EvaluateReport | None, evals: pd.DataFrame, tolerance: float,
-              now: dt.datetime, min_gain: int = 0) -> dict:
+              served_validated: EvaluateReport | None, evals: pd.DataFrame, tolerance: float, min_gain: int,
+              now: dt.datetime) -> dict:
     """The promotions row of `candidate`: promoted when nothing is served yet, when there is no validation
     (validated None), or when, on the validation tasks both were evaluated on (`evals`), it solves at least
     `min_gain` more than the served checkpoint less `tolerance` of them (tasks gained minus tasks lost >=

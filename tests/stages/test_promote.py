@@ -30,7 +30,7 @@ def decide(new: str, old: str, tolerance: float = 0.0, min_gain: int = 0) -> dic
     """The promotion of it2 against the served it1, which solved the tasks `new` and `old` mark."""
     evals = pd.concat([episodes("it2", new), episodes("it1", old)])
     return promotion(2, "it2", report(new.count("1"), len(new), "it2"), "it1", report(old.count("1"), len(old), "it1"),
-                     evals, tolerance, NOW, min_gain)
+                     evals, tolerance, min_gain, NOW)
 
 
 def test_a_checkpoint_that_validates_worse_is_kept_back_and_says_why_task_by_task():
@@ -60,22 +60,22 @@ def test_a_minimum_gain_keeps_the_served_checkpoint_on_a_tie():
 def test_only_tasks_both_checkpoints_were_evaluated_on_are_compared():
     """An episode missing on one side (a task added later, a crashed episode) is left out of the pairs."""
     evals = pd.concat([episodes("it2", "0111"), episodes("it1", "111")])
-    row = promotion(2, "it2", report(3, 4, "it2"), "it1", report(3, 3, "it1"), evals, 0.0, NOW)
+    row = promotion(2, "it2", report(3, 4, "it2"), "it1", report(3, 3, "it1"), evals, 0.0, 0, NOW)
     assert row["promoted"] is False and "on the same 3 tasks 0 gained, 1 lost" in row["reason"]
     with pytest.raises(ValueError, match="no validation task"):
-        promotion(2, "it2", report(3, 4, "it2"), "it1", report(3, 3, "it1"), episodes("it2", "0111"), 0.0, NOW)
+        promotion(2, "it2", report(3, 4, "it2"), "it1", report(3, 3, "it1"), episodes("it2", "0111"), 0.0, 0, NOW)
 
 
 def test_the_first_checkpoint_and_a_loop_without_validation_promote():
-    assert promotion(0, "it0", report(1, 20, "it0"), None, None, episodes("it0", "1"), 0.0, NOW)["promoted"] is True
-    unchecked = promotion(1, "it1", None, "it0", None, episodes("it0", "1"), 0.0, NOW)
+    assert promotion(0, "it0", report(1, 20, "it0"), None, None, episodes("it0", "1"), 0.0, 0, NOW)["promoted"] is True
+    unchecked = promotion(1, "it1", None, "it0", None, episodes("it0", "1"), 0.0, 0, NOW)
     assert unchecked["promoted"] is True and unchecked["episodes"] == 0 and "no validation" in unchecked["reason"]
 
 
 def test_checkpoints_measured_on_different_validation_tasks_are_not_compared():
     with pytest.raises(ValueError, match="no validation on evaluation"):
         promotion(2, "it2", report(9, 20, "it2"), "it1", report(9, 20, "it1", "scorer-validation-other"),
-                  episodes("it2", "1" * 9 + "0" * 11), 0.0, NOW)
+                  episodes("it2", "1" * 9 + "0" * 11), 0.0, 0, NOW)
 
 
 def checkpoints() -> pd.DataFrame:
