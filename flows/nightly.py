@@ -129,12 +129,8 @@ def next_plan(config: Config) -> IterationPlan:
 @task(cache_policy=NO_CACHE)
 def record_promotion(config: Config, plan: IterationPlan, checkpoint_id: str, validated: EvaluateReport | None,
                      served_validated: EvaluateReport | None) -> dict:
-    """The promotion decision of a new checkpoint (stages/promote.py), written once: a resumed night
-    reuses the decision it made."""
+    """The promotion decision of a new checkpoint (stages/promote.py), written to the promotions table."""
     lake = Lake(config.lake.data_dir)
-    present = promotion_of(lake, checkpoint_id)
-    if present:
-        return present
     evals = lake.read_table("evals", columns=["evaluation", "checkpoint", "task_id", "success"])
     row = promotion(plan.iteration, checkpoint_id, validated, plan.checkpoint_id, served_validated, evals,
                     config.nightly.promotion_tolerance, config.nightly.promotion_min_gain, dt.datetime.now(dt.UTC))
@@ -219,8 +215,12 @@ def validate_and_promote(config: Config, plan: IterationPlan, checkpoint_id: str
     """The new checkpoint and the served one on the same validation tasks (nightly.validation_tasks; the
     served one's episodes are those of its own iteration, so it is not rolled out again), then the
     promotion decision. With a serve.command the new checkpoint is served for its validation; one kept
-    back is replaced by the served one again in run_iteration."""
+    back is replaced by the served one again in run_iteration. A checkpoint decided before keeps its
+    decision: a resumed night's, or an earlier night's whose very weights this night trained again."""
     settings, root = config.nightly, config.lake.data_dir
+    decided = promotion_of(Lake(root), checkpoint_id)
+    if decided:
+        return decided
     validated = served_validated = None
     if settings.validation_tasks:
         if config.serve.command:  # a served policy answers through its server: serve the new checkpoint first

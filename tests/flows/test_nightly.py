@@ -38,6 +38,8 @@ def _webgym(profile: Path, *args: str, timeout: int = 900) -> subprocess.Complet
 @pytest.mark.slow
 def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp_path):
     profile = _profile(tmp_path)
+    # 5 more validation tasks gained than lost, of 4: every rollout night's checkpoint is kept back
+    profile.write_text(profile.read_text() + "nightly:\n  promotion_min_gain: 5\n")
     done = _webgym(profile, "nightly")
     assert done.returncode == 0, done.stderr[-3000:]
     out = " ".join(done.stdout.split())
@@ -61,9 +63,10 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     promotions = lake.read_table("promotions").set_index("iteration")
     warm, first = checkpoints["checkpoint_id"].tolist()
     assert promotions.loc[0, "promoted"] and promotions.loc[1, "served_checkpoint"] == warm
-    served = first if promotions.loc[1, "promoted"] else warm  # kept back: the warm start stays served
-    assert set(evals.loc[evals["iteration"] == 1, "checkpoint"]) == {served}
+    assert not promotions.loc[1, "promoted"]  # kept back: the warm start stays served and is evaluated
+    assert set(evals.loc[evals["iteration"] == 1, "checkpoint"]) == {warm}
     assert promotions.loc[1, "reason"] in out and "on the same 4 tasks" in promotions.loc[1, "reason"]
+    assert "at least 5 more gained than lost" in promotions.loc[1, "reason"]
     trajectories = lake.read_table("trajectories").merge(lake.read_table("tasks")[["task_id", "split"]])
     train = trajectories[trajectories["split"] == "train"]
     assert set(train[train["iteration"] == 0]["policy"]) == {"oracle"}
@@ -82,7 +85,7 @@ def test_ci_profile_runs_two_iterations_and_the_lake_answers_quality_and_sql(tmp
     again = _webgym(profile, "nightly", "--iterations", "1")
     assert again.returncode == 0 and "iteration 2 (rollout)" in " ".join(again.stdout.split())
     rolled = lake.read_table("trajectories", columns=["iteration", "purpose", "policy_version"])
-    assert set(rolled.loc[(rolled["iteration"] == 2) & (rolled["purpose"] == "train"), "policy_version"]) == {served}
+    assert set(rolled.loc[(rolled["iteration"] == 2) & (rolled["purpose"] == "train"), "policy_version"]) == {warm}
 
 
 def _assert_lineage(profile: Path, lake: Lake) -> None:

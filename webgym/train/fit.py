@@ -5,6 +5,7 @@ same accepted rows and write one checkpoints row."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from schemas.checkpoints import Checkpoint
 from webgym.config import Config, ConfigError
 from webgym.lake import Lake
 from webgym.tracking import NO_TRACKING, Tracker
+
+log = logging.getLogger(__name__)
 
 VLM_POLICIES = ("local", "chat")
 """Policy kinds the VLM trainer fits, from policy.checkpoint on their first training."""
@@ -52,10 +55,17 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
     embed.flush()
     reference = load_scorer(config.train.reference) if config.train.reference else None
     result = train_scorer(scorer, samples, config.train, reference, tracker)
-    path = save_scorer(result.scorer, out_dir / result.scorer.checkpoint_id)
+    checkpoint_id, path = result.scorer.checkpoint_id, out_dir / result.scorer.checkpoint_id
+    earlier = lake.read_table("checkpoints", filter=ds.field("checkpoint_id") == checkpoint_id)
+    if len(earlier):  # the id hashes the weights: a night after a refused one can train the very same weights
+        log.warning("iteration %d trained the weights of checkpoint %s (iteration %d) again: it stays that "
+                    "checkpoint, with its promotion decision", iteration, checkpoint_id, earlier["iteration"].iloc[0])
+        return Fitted(checkpoint_id, str(earlier["path"].iloc[0]), result.metrics, problems)
+    if not path.is_dir():  # else a run stopped between saving these weights and recording them
+        save_scorer(result.scorer, path)
     record_checkpoint(lake, result.scorer, str(path), iteration, config.train.objective, result.metrics,
                       run_id=f"train-{iteration}")
-    return Fitted(result.scorer.checkpoint_id, str(path), result.metrics, problems)
+    return Fitted(checkpoint_id, str(path), result.metrics, problems)
 
 
 def fit_vlm(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | None, iteration: int,
