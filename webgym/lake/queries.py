@@ -77,12 +77,22 @@ def iteration_checkpoint(lake: Lake, iteration: int, objective: str) -> dict[str
     return None if found.empty else found.sort_values("created_at").iloc[-1].to_dict()
 
 
-def promotion_of(lake: Lake, checkpoint_id: str) -> dict[str, Any] | None:
-    """The promotions row of a checkpoint; None when no decision was written yet."""
+def _row_of(lake: Lake, table: str, checkpoint_id: str) -> dict[str, Any] | None:
+    """The row of `table` keyed by this checkpoint id; None when there is none."""
     import pyarrow.dataset as ds
 
-    found = lake.read_table("promotions", filter=ds.field("checkpoint_id") == checkpoint_id)
+    found = lake.read_table(table, filter=ds.field("checkpoint_id") == checkpoint_id)
     return None if found.empty else found.iloc[0].to_dict()
+
+
+def checkpoint_of(lake: Lake, checkpoint_id: str) -> dict[str, Any] | None:
+    """The checkpoints row of a checkpoint id; None when no checkpoint was recorded under it."""
+    return _row_of(lake, "checkpoints", checkpoint_id)
+
+
+def promotion_of(lake: Lake, checkpoint_id: str) -> dict[str, Any] | None:
+    """The promotions row of a checkpoint; None when no decision was written yet."""
+    return _row_of(lake, "promotions", checkpoint_id)
 
 
 def blocking_judgments(lake: Lake, columns: list[str] | None = None) -> pd.DataFrame:

@@ -15,6 +15,7 @@ import pyarrow.dataset as ds
 from schemas.checkpoints import Checkpoint
 from webgym.config import Config, ConfigError
 from webgym.lake import Lake
+from webgym.lake.queries import checkpoint_of
 from webgym.tracking import NO_TRACKING, Tracker
 
 log = logging.getLogger(__name__)
@@ -56,11 +57,11 @@ def fit_scorer(config: Config, lake: Lake, accepted: pd.DataFrame, base: str | N
     reference = load_scorer(config.train.reference) if config.train.reference else None
     result = train_scorer(scorer, samples, config.train, reference, tracker)
     checkpoint_id, path = result.scorer.checkpoint_id, out_dir / result.scorer.checkpoint_id
-    earlier = lake.read_table("checkpoints", filter=ds.field("checkpoint_id") == checkpoint_id)
-    if len(earlier):  # the id hashes the weights: a night after a refused one can train the very same weights
+    earlier = checkpoint_of(lake, checkpoint_id)
+    if earlier:  # the id hashes the weights: a night after a refused one can train the very same weights
         log.warning("iteration %d trained the weights of checkpoint %s (iteration %d) again: it stays that "
-                    "checkpoint, with its promotion decision", iteration, checkpoint_id, earlier["iteration"].iloc[0])
-        return Fitted(checkpoint_id, str(earlier["path"].iloc[0]), result.metrics, problems)
+                    "checkpoint, with its promotion decision", iteration, checkpoint_id, earlier["iteration"])
+        return Fitted(checkpoint_id, str(earlier["path"]), result.metrics, problems)
     if not path.is_dir():  # else a run stopped between saving these weights and recording them
         save_scorer(result.scorer, path)
     record_checkpoint(lake, result.scorer, str(path), iteration, config.train.objective, result.metrics,
