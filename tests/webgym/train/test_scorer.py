@@ -17,14 +17,16 @@ from schemas.trajectories import Trajectory
 from tests.conftest import NOW, rows
 from tests.tensorboard_events import scalars
 from webgym import quality
-from webgym.config import ScorerConfig, TrainConfig, replaced
+from webgym.config import Config, PolicyConfig, ScorerConfig, TrainConfig, replaced
 from webgym.embeddings import DIM
+from webgym.lake.queries import checkpoint_of
 from webgym.policies.scorer.candidates import KINDS, phrases
 from webgym.policies.scorer.checkpoint import init_scorer, weights_id
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import FIELD_SCALARS, FLAT_SCALARS, FieldFeatures, FlatFeatures
 from webgym.policies.scorer.network import candidate_logits, option_logits
 from webgym.tracking import Tracker
+from webgym.train.fit import fit_scorer
 from webgym.train.scorer import (DONE, ScorerSample, batch_logprobs, decision_accuracy, greedy_decisions,
                                  record_checkpoint, scorer_samples, train_scorer)
 
@@ -276,3 +278,27 @@ def test_a_trained_scorer_is_recorded_in_the_checkpoints_table(lake):
     row = lake.read_table("checkpoints").iloc[0]
     assert (row["checkpoint_id"], row["base"], row["iteration"]) == (scorer.checkpoint_id, "scorer-init-s1", 2)
     assert quality.validate(lake, ["checkpoints"]) == []
+
+
+def test_a_run_stopped_between_saving_a_scorer_and_recording_it_records_the_saved_one_when_run_again(lake, tmp_path,
+                                                                                                  monkeypatch):
+    trajectories, tasks = _frames()
+    lake.write_table("steps", _steps(), run_id="rollout")
+    lake.write_table("trajectories", trajectories, run_id="rollout")
+    lake.write_table("tasks", tasks, run_id="build")
+    accepted = pd.DataFrame({"trajectory_id": ["o1", "o1"], "t": [0, 1], "weight": [1.0, 1.0], "advantage": [0.0, 0.0]})
+    config = Config(policy=PolicyConfig(scorer=replaced(_tiny(), embedding_cache=None)),
+                    train=replaced(SCORER_RECIPE, epochs=1))
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("webgym.train.scorer.record_checkpoint", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        fit_scorer(config, lake, accepted, None, 1, tmp_path / "models")
+    saved = list((tmp_path / "models").iterdir())
+    assert len(saved) == 1 and checkpoint_of(lake, saved[0].name) is None
+    monkeypatch.undo()
+    fitted = fit_scorer(config, lake, accepted, None, 1, tmp_path / "models")
+    assert (fitted.checkpoint_id, fitted.path) == (saved[0].name, str(saved[0]))
+    assert checkpoint_of(lake, fitted.checkpoint_id)["path"] == str(saved[0])
