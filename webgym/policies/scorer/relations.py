@@ -90,6 +90,9 @@ class _Match:
     candidates: list[np.ndarray]  # N x (C, D)
     labels: list[np.ndarray]  # N x (L, D) an answer line's label words, none for the rest
     acted: np.ndarray  # (K,) share of each clause's words acted on
+    ordered: np.ndarray  # (K,) the same as the order margin reads it: by the episode's choices, or 1 where the page's
+    # title and path name every word of the clause ("On Lumen Bank"); a page titled "Click Scroll List Task" does not
+    # do half of "Select Angelina from the scroll list"
     recalls: np.ndarray  # (N, K) how much of each clause each candidate covers
     chosen: np.ndarray  # (N,) bool: an earlier choice of the episode
 
@@ -98,16 +101,20 @@ def _match(task: str, clauses: Sequence[str], context: str, history: Sequence[tu
            candidates: Sequence[Candidate], embed: TextEmbeddings) -> _Match:
     clause_words = [sorted(words_of(c)) for c in clauses]
     task_words = sorted(words_of(task))
-    done_words = sorted(words_of(context) | {w for text, typed in history for w in [
-        *described_words(text), *(x for t in typed if t for x in words_of(t))]})
+    place_words = words_of(context)
+    choice_words = {w for text, typed in history for w in [
+        *described_words(text), *(x for t in typed if t for x in words_of(t))]}
     candidate_words = [described_words(c.text) for c in candidates]
     label_words = [sorted(words_of(c.label)) if c.kind == "answer" else [] for c in candidates]
-    vectors = _word_vectors(embed, [task_words, done_words, *clause_words, *candidate_words, *label_words])
-    clause_v = vectors[2:2 + len(clauses)]
-    cand_v = vectors[2 + len(clauses):2 + len(clauses) + len(candidates)]
+    vectors = _word_vectors(embed, [task_words, sorted(place_words | choice_words), sorted(place_words),
+                                    sorted(choice_words), *clause_words, *candidate_words, *label_words])
+    clause_v = vectors[4:4 + len(clauses)]
+    cand_v = vectors[4 + len(clauses):4 + len(clauses) + len(candidates)]
     chosen = np.array([bool(history) and _recall(v, vectors[1]) > 0.99 for v in cand_v], dtype=bool)
-    return _Match(vectors[0], clause_v, cand_v, vectors[2 + len(clauses) + len(candidates):],
-                  np.array([_acted(c, vectors[1]) for c in clause_v]), _clause_recalls(clause_v, cand_v), chosen)
+    ordered = [max(_acted(c, vectors[3]), float(_acted(c, vectors[2]) == 1.0)) for c in clause_v]
+    return _Match(vectors[0], clause_v, cand_v, vectors[4 + len(clauses) + len(candidates):],
+                  np.array([_acted(c, vectors[1]) for c in clause_v]), np.array(ordered),
+                  _clause_recalls(clause_v, cand_v), chosen)
 
 
 def relation_scalars(task: str, clauses: Sequence[str], context: str,
@@ -176,7 +183,7 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     match = _match(task, clauses, context, history, candidates, embed)
     serves = (match.recalls >= SERVES) & elements[:, None]  # (N, K)
     settled = np.array([c.settled for c in candidates], dtype=bool)
-    open_clauses = serves & ~(match.chosen | settled)[:, None] & (match.acted < SERVES)[None, :]
+    open_clauses = serves & ~(match.chosen | settled)[:, None] & (match.ordered < SERVES)[None, :]
     served_elsewhere = open_clauses.sum(axis=0)[None, :] - open_clauses  # (N, K): by the page's other elements
     before_first = np.arange(len(clauses))[None, :] < np.argmax(serves, axis=1)[:, None]
     return serves.any(axis=1) & ((served_elsewhere > 0) & before_first).any(axis=1)
