@@ -65,9 +65,10 @@ class ScorerConfig(Section):
                                        "are unchanged. Evaluations with another margin are other evaluations.")
     order_margin: float = Field(
         default=0.0, ge=0, description="Greedy decisions lower by this much (log-probability) an element whose first "
-                                        "served clause of the task comes after a clause not yet acted on that has an "
-                                        "element of its own on the page, not one already open or expanded "
-                                        "(relations.out_of_order: \"Expand the section "
+                                        "served clause of the task comes after a clause not yet acted on (by the "
+                                        "episode's choices; by the page's title and path only when they name all of "
+                                        "it) that has an element of its own on the page, not one already open or "
+                                        "expanded (relations.out_of_order: \"Expand the section "
                                         "below and click submit\" expands first); sampled rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
