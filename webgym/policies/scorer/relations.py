@@ -176,7 +176,9 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     click submit", Submit waits while the section's header is there to click. The first clause, not the best
     one: tasks that end by restating what is required ("Only this part is required: search and filters ...")
     serve the same element twice. Earlier choices and settled elements (an open tab) are left out of what serves
-    a clause, so that a clause an element served once, or the page already shows done, holds nothing back."""
+    a clause, so that a clause an element served once, or the page already shows done, holds nothing back. A
+    clause is acted on by the episode's choices; the page's title and path do it only when they name all of it
+    (`_Match.ordered`)."""
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
     if len(clauses) < 2 or not elements.any():
         return np.zeros(len(candidates), dtype=bool)
