@@ -178,7 +178,8 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     serve the same element twice. Earlier choices and settled elements (an open tab) are left out of what serves
     a clause, so that a clause an element served once, or the page already shows done, holds nothing back. A
     clause is acted on by the episode's choices; the page's title and path do it only when they name all of it
-    (`_Match.ordered`)."""
+    (`_Match.ordered`). "Done." comes after every clause: it waits while any clause not yet acted on has such an
+    element ("Select Luxembourg, Kyrgyzstan from the scroll list" after Luxembourg alone)."""
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
     if len(clauses) < 2 or not elements.any():
         return np.zeros(len(candidates), dtype=bool)
@@ -188,7 +189,9 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     open_clauses = serves & ~(match.chosen | settled)[:, None] & (match.ordered < SERVES)[None, :]
     served_elsewhere = open_clauses.sum(axis=0)[None, :] - open_clauses  # (N, K): by the page's other elements
     before_first = np.arange(len(clauses))[None, :] < np.argmax(serves, axis=1)[:, None]
-    return serves.any(axis=1) & ((served_elsewhere > 0) & before_first).any(axis=1)
+    later = serves.any(axis=1) & ((served_elsewhere > 0) & before_first).any(axis=1)
+    done = np.array([c.kind == "done" for c in candidates], dtype=bool)
+    return later | (done & open_clauses.any())
 
 
 def _clause_recalls(clauses: Sequence[np.ndarray], candidates: Sequence[np.ndarray]) -> np.ndarray:
