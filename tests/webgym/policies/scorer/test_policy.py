@@ -133,22 +133,23 @@ DATE_FIELD = [Element(mark=1, tag="input", role="textbox", text="", label="Date:
 
 def test_greedy_decoding_holds_back_a_later_clause_while_the_page_offers_the_earlier_one():
     """MiniWoB++'s collapsible and date tasks, as the bundled MiniLM reads them: Submit, which the task names last,
-    waits while the section header or the date field is there to use, and is free once it was used."""
+    waits while the section header or the date field is there to use, and is free once it was used; "Done." waits
+    while any of them is still to use."""
     expand = "Expand the section below and click submit."
     before = _decision(expand, COLLAPSED, f"{expand}\nSection #2\nSubmit")
-    assert _held_back(before, order_margin=3.0) == {'click button "Submit"': 3.0}
+    assert _held_back(before, order_margin=3.0) == {'click button "Submit"': 3.0, 'answer "Done."': 3.0}
     assert _held_back(before, done_margin=2.0, order_margin=3.0) == {'click button "Submit"': 3.0,
-                                                                      'answer "Done."': 2.0}
+                                                                      'answer "Done."': 5.0}
     assert _held_back(before, order_margin=3.0, greedy=False) == {}  # sampled rollouts are unchanged
     after = _decision(expand, COLLAPSED, f"{expand}\nSection #2\nSubmit", (Chosen('click option "Section #2"'),))
-    assert _held_back(after, order_margin=3.0) == {}
+    assert _held_back(after, order_margin=3.0) == {'answer "Done."': 3.0}  # Submit is still to click
     date = "Select 12/26/2016 as the date and hit submit."
     assert _held_back(_decision(date, DATE_FIELD, f"{date}\nDate:\nSubmit"), order_margin=3.0) == {
-        'click button "Submit"': 3.0}
+        'click button "Submit"': 3.0, 'answer "Done."': 3.0}
     # the field was used once: the date's clause need not count as done for Submit to be free again
     used = _decision(date, DATE_FIELD, f"{date}\nDate:\nSubmit",
                      tuple(Chosen(c.text) for c in page_candidates(DATE_FIELD[:1], "") if c.kind == "fill"))
-    assert _held_back(used, order_margin=3.0) == {}
+    assert _held_back(used, order_margin=3.0) == {'answer "Done."': 3.0}
 
 
 def test_only_the_scorers_greedy_decisions_with_a_margin_are_named_apart():

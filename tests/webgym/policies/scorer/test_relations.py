@@ -87,7 +87,7 @@ def test_a_page_title_that_names_part_of_a_clause_does_not_do_it_for_the_order_m
     held = out_of_order(task, clauses(task), "Click Scroll List Task /miniwob/click-scroll-list.html", [], candidates,
                         TextEmbeddings(WordVectors()))
     # "scroll list" is half of the first clause's words: the title says which page this is, not that it was done
-    assert {c.text for c, h in zip(candidates, held, strict=True) if h} == {'click button "Submit"'}
+    assert {c.text for c, h in zip(candidates, held, strict=True) if h} == {'click button "Submit"', 'answer "Done."'}
 
 
 def _out_of_order(history: tuple[Chosen, ...] = ()) -> set[str]:
@@ -98,12 +98,15 @@ def _out_of_order(history: tuple[Chosen, ...] = ()) -> set[str]:
 
 
 def test_an_element_of_a_later_clause_waits_until_the_earlier_clause_is_acted_on():
-    # "Only me" answers the last clause; the SMS toggle, there to click, answers the one before
-    assert _out_of_order() == {'click toggle "Only me" (Profile visibility)'}
-    assert _out_of_order((Chosen('click toggle "SMS alerts" (Alerts)'),)) == set()
+    # "Only me" answers the last clause; the SMS toggle, there to click, answers the one before; "Done." waits for both
+    only_me, done = 'click toggle "Only me" (Profile visibility)', 'answer "Done."'
+    assert _out_of_order() == {only_me, done}
+    sms = Chosen('click toggle "SMS alerts" (Alerts)')
+    assert _out_of_order((sms,)) == {done}
+    assert _out_of_order((sms, Chosen(only_me))) == set()
     # choosing another element of the group does not act on the clause: the SMS toggle is still there to click
     email = Chosen('click toggle "Email alerts" (Alerts)')
-    assert _out_of_order((email,)) == {'click toggle "Only me" (Profile visibility)'}
+    assert _out_of_order((email,)) == {only_me, done}
 
 
 def test_an_element_is_in_order_by_the_first_clause_it_serves_when_the_task_restates_it_later():
@@ -114,7 +117,7 @@ def test_an_element_is_in_order_by_the_first_clause_it_serves_when_the_task_rest
     held = out_of_order(task, clauses(task), "Lumen Bank: settings /settings", [], candidates,
                         TextEmbeddings(WordVectors()))
     assert {c.text for c, later in zip(candidates, held, strict=True) if later} == {
-        'click toggle "Only me" (Profile visibility)'}
+        'click toggle "Only me" (Profile visibility)', 'answer "Done."'}
 
 
 def test_an_open_tab_holds_nothing_back_where_a_closed_one_does():
@@ -129,8 +132,8 @@ def test_an_open_tab_holds_nothing_back_where_a_closed_one_does():
         later = out_of_order(task, clauses(task), "Lumen Bank", [], candidates, TextEmbeddings(WordVectors()))
         return {c.text for c, flag in zip(candidates, later, strict=True) if flag}
 
-    assert held(open_tab="Profile") == {'click link "Save"'}
-    assert held(open_tab="Alerts") == set()
+    assert held(open_tab="Profile") == {'click link "Save"', 'answer "Done."'}
+    assert held(open_tab="Alerts") == {'answer "Done."'}  # Save is still to click
 
 
 def test_the_pointer_names_the_line_whose_label_the_question_asks_for():
