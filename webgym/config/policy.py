@@ -69,7 +69,8 @@ class ScorerConfig(Section):
                                         "episode's choices; by the page's title and path only when they name all of "
                                         "it) that has an element of its own on the page, not one already open or "
                                         "expanded (relations.out_of_order: \"Expand the section "
-                                        "below and click submit\" expands first); sampled rollouts are unchanged.")
+                                        "below and click submit\" expands first), and \"Done.\" while any such "
+                                        "clause is left; sampled rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "

@@ -11,7 +11,8 @@ candidates, and for an answer line how its label matches the question; per decis
 task is still undone (what "Done." must wait for) and whether anything on the page matches at all
 (when to scroll), and where a candidate stands in the order of the task's clauses and of the
 page (the first element that matches a clause and was not chosen yet). `out_of_order` reads the same
-matches to say which elements would act on a clause before an earlier one (the greedy order margin).
+matches to say which elements would act on a clause before an earlier one, and when "Done." would come before
+a clause left (the greedy order margin).
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
 def out_of_order(task: str, clauses: Sequence[str], context: str,
                  history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
                  embed: TextEmbeddings) -> np.ndarray:
-    """(N,) bool: the page's elements that act on a clause of the task before an earlier clause is done. An
+    """(N,) bool: the page's elements that act on a clause of the task before an earlier clause is done, and
+    "Done." while a clause is left. An
     element is out of order when the first clause it serves (matches by at least half) comes after one not yet
     acted on which another element of this page, not chosen before, serves: in "Expand the section below and
     click submit", Submit waits while the section's header is there to click. The first clause, not the best
