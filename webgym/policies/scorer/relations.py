@@ -107,14 +107,16 @@ def _match(task: str, clauses: Sequence[str], context: str, history: Sequence[tu
         *described_words(text), *(x for t in typed if t for x in words_of(t))]}
     candidate_words = [described_words(c.text) for c in candidates]
     label_words = [sorted(words_of(c.label)) if c.kind == "answer" else [] for c in candidates]
-    vectors = _word_vectors(embed, [task_words, sorted(place_words | choice_words), sorted(place_words),
-                                    sorted(choice_words), *clause_words, *candidate_words, *label_words])
-    clause_v = vectors[4:4 + len(clauses)]
-    cand_v = vectors[4 + len(clauses):4 + len(clauses) + len(candidates)]
-    chosen = np.array([bool(history) and _recall(v, vectors[1]) > 0.99 for v in cand_v], dtype=bool)
-    ordered = [max(_acted(c, vectors[3]), float(_acted(c, vectors[2]) == 1.0)) for c in clause_v]
-    return _Match(vectors[0], clause_v, cand_v, vectors[4 + len(clauses) + len(candidates):],
-                  np.array([_acted(c, vectors[1]) for c in clause_v]), np.array(ordered),
+    vectors = _word_vectors(embed, [task_words, sorted(place_words), sorted(choice_words), *clause_words,
+                                    *candidate_words, *label_words])
+    place_v, choice_v = vectors[1], vectors[2]
+    done_v = np.concatenate([place_v, choice_v])  # a word in both counts once: every use takes the best match
+    clause_v = vectors[3:3 + len(clauses)]
+    cand_v = vectors[3 + len(clauses):3 + len(clauses) + len(candidates)]
+    chosen = np.array([bool(history) and _recall(v, done_v) > 0.99 for v in cand_v], dtype=bool)
+    ordered = [max(_acted(c, choice_v), float(_acted(c, place_v) == 1.0)) for c in clause_v]
+    return _Match(vectors[0], clause_v, cand_v, vectors[3 + len(clauses) + len(candidates):],
+                  np.array([_acted(c, done_v) for c in clause_v]), np.array(ordered),
                   _clause_recalls(clause_v, cand_v), chosen)
 
 
@@ -181,7 +183,8 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     a clause, so that a clause an element served once, or the page already shows done, holds nothing back. A
     clause is acted on by the episode's choices; the page's title and path do it only when they name all of it
     (`_Match.ordered`). "Done." comes after every clause: it waits while any clause not yet acted on has such an
-    element ("Select Luxembourg, Kyrgyzstan from the scroll list" after Luxembourg alone)."""
+    element ("Select Luxembourg, Kyrgyzstan from the scroll list" after Luxembourg alone). A task of one clause
+    holds nothing back."""
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
     if len(clauses) < 2 or not elements.any():
         return np.zeros(len(candidates), dtype=bool)
