@@ -16,7 +16,8 @@ from webgym.policies.scorer.checkpoint import Scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings
 from webgym.policies.scorer.features import Decision, chosen_at, clauses, field_features, flat_features
 from webgym.policies.scorer.network import candidate_logits, option_logits
-from webgym.policies.scorer.relations import out_of_order
+from webgym.policies.scorer.named_target import held_back, named_targets
+from webgym.policies.scorer.relations import out_of_order, serving
 
 
 class ScorerPolicy:
@@ -73,14 +74,19 @@ class ScorerPolicy:
 
     def _held_back(self, decision: Decision) -> torch.Tensor | None:
         """What the greedy margins take off each candidate's score: the "Done." margin off "Done.", the order
-        margin off the elements that would act on a clause before an earlier one (relations.out_of_order)."""
+        margin off the elements that would act on a clause before an earlier one (relations.out_of_order) and off
+        those that are not the element the task names (named_target.held_back)."""
         if not self.greedy or not (self.done_margin or self.order_margin):
             return None
         held = self.done_margin * torch.tensor([c.kind == "done" for c in decision.candidates], dtype=torch.float32)
         if self.order_margin:
-            later = out_of_order(decision.task, clauses(decision.task), decision.context,
-                                 [(c.text, c.typed) for c in decision.history], decision.candidates, self.embed)
-            held = held + self.order_margin * torch.from_numpy(later.astype(np.float32))
+            task, history = decision.task, [(c.text, c.typed) for c in decision.history]
+            waits = out_of_order(task, clauses(task), decision.context, history, decision.candidates,
+                                 self.embed).astype(np.float32)
+            if named_targets(task):
+                serves = serving(task, clauses(task), decision.context, history, decision.candidates, self.embed)
+                waits = np.maximum(waits, held_back(task, [text for text, _ in history], decision.candidates, serves))
+            held = held + self.order_margin * torch.from_numpy(waits.astype(np.float32))
         return held
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:

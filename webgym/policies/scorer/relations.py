@@ -199,6 +199,14 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     return later | (done & open_clauses.any())
 
 
+def serving(task: str, clauses: Sequence[str], context: str, history: Sequence[tuple[str, Sequence[str | None]]],
+            candidates: Sequence[Candidate], embed: TextEmbeddings) -> np.ndarray:
+    """(N,) bool: the candidates that serve some clause of the task (cover at least half of it)."""
+    if not clauses:
+        return np.zeros(len(candidates), dtype=bool)
+    return (_match(task, clauses, context, history, candidates, embed).recalls >= SERVES).any(axis=1)
+
+
 def _clause_recalls(clauses: Sequence[np.ndarray], candidates: Sequence[np.ndarray]) -> np.ndarray:
     """(N, K) MaxSim of each clause's words against each candidate's words, one product per candidate."""
     out = np.zeros((len(candidates), len(clauses)), dtype=np.float32)

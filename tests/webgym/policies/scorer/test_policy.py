@@ -152,6 +152,35 @@ def test_greedy_decoding_holds_back_a_later_clause_while_the_page_offers_the_ear
     assert _held_back(used, order_margin=3.0) == {'answer "Done."': 3.0}
 
 
+def _sections(shown: list[str], expanded: bool | None) -> list[Element]:
+    """MiniWoB++'s click-collapsible-2: three section headers (the second open when `expanded`) and its links."""
+    headers = [Element(mark=i, tag="h3", role="tab", control="tab", text=f"Section #{i}", x=0, y=30 * i, width=100,
+                       height=20, expanded=expanded if i == 2 else False) for i in (1, 2, 3)]
+    return headers + [Element(mark=10 + i, tag="span", text=t, x=0, y=100 + 20 * i, width=60, height=20)
+                      for i, t in enumerate(shown)]
+
+
+def test_greedy_decoding_clicks_only_the_element_the_task_names_and_opens_sections_to_find_it():
+    """The task names its link in quotes: a shown link of another text waits, and where the named one is not shown
+    only the sections not yet opened may be chosen (not scrolling, not "Done.", not another link)."""
+    task = 'Expand the sections below, to find and click on the link "sapien".'
+    opened = (Chosen('click option "Section #2" [tab, collapsed]'),)
+    shown = _decision(task, _sections(["tristique", "Sapien."], True), task, opened)
+    assert _held_back(shown, order_margin=3.0) == {'click button "tristique"': 3.0, 'answer "Done."': 3.0}
+    not_shown = _decision(task, _sections(["tristique", "orci"], True), task, opened)
+    hidden = _held_back(not_shown, order_margin=3.0)
+    free = {c.text for c in not_shown.candidates} - set(hidden)
+    assert free == {'click option "Section #1" [tab, collapsed]', 'click option "Section #3" [tab, collapsed]'}
+    assert set(hidden.values()) == {float("inf")}
+    everything_opened = (*opened, Chosen('click option "Section #1"'), Chosen('click option "Section #3"'))
+    assert _held_back(_decision(task, _sections(["tristique"], False), task, everything_opened), order_margin=3.0) == {
+        'click button "tristique"': 3.0, 'answer "Done."': 3.0}
+    clicked = (*opened, Chosen('click button "sapien"'))
+    after = _decision(task, _sections(["tristique", "sapien"], True), task, clicked)
+    assert _held_back(after, order_margin=3.0) == {'answer "Done."': 3.0}  # by the sections left, not for the link
+    assert _held_back(shown, order_margin=3.0, greedy=False) == {}
+
+
 def test_only_the_scorers_greedy_decisions_with_a_margin_are_named_apart():
     margin = PolicyConfig(kind="scorer", scorer=ScorerConfig(done_margin=2.0))
     assert margin.label(greedy=True) == "scorer-done2" and margin.label(greedy=False) == "scorer"
