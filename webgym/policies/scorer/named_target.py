@@ -42,7 +42,8 @@ def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate]
     The pending target is the first named one no earlier choice (`history`, their descriptions) clicked. Shown
     on the page: the clicks that are not it and serve no clause of the task (`serving`, relations'), and "Done.",
     wait. Not shown: only elements that hide content and were not chosen before may be chosen; when there are
-    none, the other clicks wait as before. A task that names no target holds nothing back."""
+    none, nothing is held (what reveals it may be a button like any other: a pie menu's "+"). A task that names
+    no target holds nothing back."""
     held = np.zeros(len(candidates), dtype=np.float64)
     clicked = {_element_text(text) for text in history}
     pending = next((t for t in named_targets(task) if t not in clicked), None)
@@ -50,10 +51,11 @@ def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate]
         return held
     texts = [fold(c.target) if c.kind in CLICKS else None for c in candidates]
     if pending not in texts:
-        unopened = [c.kind in CLICKS and c.hides and t not in clicked for c, t in zip(candidates, texts, strict=True)]
-        if any(unopened):
-            held[~np.array(unopened)] = np.inf
-            return held
+        unopened = np.array([c.kind in CLICKS and c.hides and t not in clicked
+                             for c, t in zip(candidates, texts, strict=True)], dtype=bool)
+        if unopened.any():
+            held[~unopened] = np.inf
+        return held
     wrong = [(t is not None and t != pending and not s) or c.kind == "done"
              for c, t, s in zip(candidates, texts, serving, strict=True)]
     held[np.array(wrong, dtype=bool)] = 1.0

@@ -162,7 +162,8 @@ def _sections(shown: list[str], expanded: bool | None) -> list[Element]:
 
 def test_greedy_decoding_clicks_only_the_element_the_task_names_and_opens_sections_to_find_it():
     """The task names its link in quotes: a shown link of another text waits, and where the named one is not shown
-    only the sections not yet opened may be chosen (not scrolling, not "Done.", not another link)."""
+    only the sections not yet opened may be chosen (not scrolling, not "Done.", not another link); with none left
+    to open, nothing is held for it."""
     task = 'Expand the sections below, to find and click on the link "sapien".'
     opened = (Chosen('click option "Section #2" [tab, collapsed]'),)
     shown = _decision(task, _sections(["tristique", "Sapien."], True), task, opened)
@@ -173,8 +174,11 @@ def test_greedy_decoding_clicks_only_the_element_the_task_names_and_opens_sectio
     assert free == {'click option "Section #1" [tab, collapsed]', 'click option "Section #3" [tab, collapsed]'}
     assert set(hidden.values()) == {float("inf")}
     everything_opened = (*opened, Chosen('click option "Section #1"'), Chosen('click option "Section #3"'))
-    assert _held_back(_decision(task, _sections(["tristique"], False), task, everything_opened), order_margin=3.0) == {
-        'click button "tristique"': 3.0, 'answer "Done."': 3.0}
+    nothing_left = _decision(task, _sections(["tristique"], False), task, everything_opened)
+    assert _held_back(nothing_left, order_margin=3.0) == {}
+    pie = 'Expand the pie menu below and click on the item labeled "s".'
+    opener = [Element(mark=1, tag="div", text="+", x=0, y=0, width=40, height=40)]
+    assert _held_back(_decision(pie, opener, pie), order_margin=3.0) == {}  # what shows "s" may be any button
     clicked = (*opened, Chosen('click button "sapien"'))
     after = _decision(task, _sections(["tristique", "sapien"], True), task, clicked)
     assert _held_back(after, order_margin=3.0) == {'answer "Done."': 3.0}  # by the sections left, not for the link
