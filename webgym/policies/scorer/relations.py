@@ -173,8 +173,9 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
 def out_of_order(task: str, clauses: Sequence[str], context: str,
                  history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
                  embed: TextEmbeddings) -> np.ndarray:
-    """(N,) bool: the page's elements that act on a clause of the task before an earlier clause is done, and
-    "Done." while a clause is left. An
+    """(N,) int: how many clauses of the task each element of the page would skip (act on a clause before that
+    many earlier ones are done), and for "Done." how many are left; the order margin holds each back by that many
+    margins, so Submit after one of twelve listed checkboxes waits by eleven. An
     element is out of order when the first clause it serves (matches by at least half) comes after one not yet
     acted on which another element of this page, not chosen before, serves: in "Expand the section below and
     click submit", Submit waits while the section's header is there to click. The first clause, not the best
@@ -187,16 +188,16 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     holds nothing back."""
     elements = np.array([c.kind in ELEMENT_KINDS for c in candidates], dtype=bool)
     if len(clauses) < 2 or not elements.any():
-        return np.zeros(len(candidates), dtype=bool)
+        return np.zeros(len(candidates), dtype=np.int64)
     match = _match(task, clauses, context, history, candidates, embed)
     serves = (match.recalls >= SERVES) & elements[:, None]  # (N, K)
     settled = np.array([c.settled for c in candidates], dtype=bool)
     open_clauses = serves & ~(match.chosen | settled)[:, None] & (match.ordered < SERVES)[None, :]
     served_elsewhere = open_clauses.sum(axis=0)[None, :] - open_clauses  # (N, K): by the page's other elements
     before_first = np.arange(len(clauses))[None, :] < np.argmax(serves, axis=1)[:, None]
-    later = serves.any(axis=1) & ((served_elsewhere > 0) & before_first).any(axis=1)
+    skipped = (serves.any(axis=1)[:, None] & (served_elsewhere > 0) & before_first).sum(axis=1)
     done = np.array([c.kind == "done" for c in candidates], dtype=bool)
-    return later | (done & open_clauses.any())
+    return np.where(done, open_clauses.any(axis=0).sum(), skipped)
 
 
 def serving(task: str, clauses: Sequence[str], context: str, history: Sequence[tuple[str, Sequence[str | None]]],

@@ -137,15 +137,15 @@ def test_greedy_decoding_holds_back_a_later_clause_while_the_page_offers_the_ear
     while any of them is still to use."""
     expand = "Expand the section below and click submit."
     before = _decision(expand, COLLAPSED, f"{expand}\nSection #2\nSubmit")
-    assert _held_back(before, order_margin=3.0) == {'click button "Submit"': 3.0, 'answer "Done."': 3.0}
+    assert _held_back(before, order_margin=3.0) == {'click button "Submit"': 3.0, 'answer "Done."': 6.0}
     assert _held_back(before, done_margin=2.0, order_margin=3.0) == {'click button "Submit"': 3.0,
-                                                                      'answer "Done."': 5.0}
+                                                                      'answer "Done."': 8.0}
     assert _held_back(before, order_margin=3.0, greedy=False) == {}  # sampled rollouts are unchanged
     after = _decision(expand, COLLAPSED, f"{expand}\nSection #2\nSubmit", (Chosen('click option "Section #2"'),))
     assert _held_back(after, order_margin=3.0) == {'answer "Done."': 3.0}  # Submit is still to click
     date = "Select 12/26/2016 as the date and hit submit."
     assert _held_back(_decision(date, DATE_FIELD, f"{date}\nDate:\nSubmit"), order_margin=3.0) == {
-        'click button "Submit"': 3.0, 'answer "Done."': 3.0}
+        'click button "Submit"': 3.0, 'answer "Done."': 6.0}
     # the field was used once: the date's clause need not count as done for Submit to be free again
     used = _decision(date, DATE_FIELD, f"{date}\nDate:\nSubmit",
                      tuple(Chosen(c.text) for c in page_candidates(DATE_FIELD[:1], "") if c.kind == "fill"))
@@ -183,6 +183,19 @@ def test_greedy_decoding_clicks_only_the_element_the_task_names_and_opens_sectio
     after = _decision(task, _sections(["tristique", "sapien"], True), task, clicked)
     assert _held_back(after, order_margin=3.0) == {'answer "Done."': 3.0}  # by the sections left, not for the link
     assert _held_back(shown, order_margin=3.0, greedy=False) == {}
+
+
+def test_greedy_decoding_holds_an_element_back_by_a_margin_per_clause_it_would_skip():
+    """click-checkboxes-large: Submit after one of the listed boxes waits by a margin for each box left, so a
+    network that scores Submit far above the next box still ticks them all first."""
+    task = "Select Alpha, Bravo, Charlie and click Submit."
+    boxes = [Element(mark=i, tag="input", role="checkbox", control="checkbox", text=name, checked=False, x=0,
+                     y=30 * i, width=80, height=20) for i, name in enumerate(["Alpha", "Bravo", "Charlie"], start=1)]
+    page = [*boxes, Element(mark=4, tag="button", text="Submit", x=0, y=120, width=80, height=20)]
+    held = _held_back(_decision(task, page, task, (Chosen('click toggle "Alpha" [checkbox, unchecked]'),)),
+                      order_margin=3.0)
+    assert held == {'click toggle "Charlie" [checkbox, unchecked]': 3.0, 'click button "Submit"': 6.0,
+                    'answer "Done."': 9.0}
 
 
 def test_only_the_scorers_greedy_decisions_with_a_margin_are_named_apart():
