@@ -173,9 +173,10 @@ def relation_scalars(task: str, clauses: Sequence[str], context: str,
 def out_of_order(task: str, clauses: Sequence[str], context: str,
                  history: Sequence[tuple[str, Sequence[str | None]]], candidates: Sequence[Candidate],
                  embed: TextEmbeddings) -> np.ndarray:
-    """(N,) int: how many clauses of the task each element of the page would skip (act on a clause before that
-    many earlier ones are done), and for "Done." how many are left; the order margin holds each back by that many
-    margins, so Submit after one of twelve listed checkboxes waits by eleven. An
+    """(N,) int: how many margins the order margin holds each element back by: for an element of the task's last
+    clause (what finishes it: Submit) and for "Done.", one per earlier clause left, so Submit after one of twelve
+    listed checkboxes waits by eleven; for an element of a middle clause, one when it would skip any (a form's
+    fields need not follow the task's wording, and a step out of order there can be made good). An
     element is out of order when the first clause it serves (matches by at least half) comes after one not yet
     acted on which another element of this page, not chosen before, serves: in "Expand the section below and
     click submit", Submit waits while the section's header is there to click. The first clause, not the best
@@ -194,10 +195,12 @@ def out_of_order(task: str, clauses: Sequence[str], context: str,
     settled = np.array([c.settled for c in candidates], dtype=bool)
     open_clauses = serves & ~(match.chosen | settled)[:, None] & (match.ordered < SERVES)[None, :]
     served_elsewhere = open_clauses.sum(axis=0)[None, :] - open_clauses  # (N, K): by the page's other elements
-    before_first = np.arange(len(clauses))[None, :] < np.argmax(serves, axis=1)[:, None]
+    first = np.argmax(serves, axis=1)
+    before_first = np.arange(len(clauses))[None, :] < first[:, None]
     skipped = (serves.any(axis=1)[:, None] & (served_elsewhere > 0) & before_first).sum(axis=1)
+    finishing = first == len(clauses) - 1
     done = np.array([c.kind == "done" for c in candidates], dtype=bool)
-    return np.where(done, open_clauses.any(axis=0).sum(), skipped)
+    return np.where(done, open_clauses.any(axis=0).sum(), np.where(finishing, skipped, np.minimum(skipped, 1)))
 
 
 def serving(task: str, clauses: Sequence[str], context: str, history: Sequence[tuple[str, Sequence[str | None]]],

@@ -185,13 +185,16 @@ def test_greedy_decoding_clicks_only_the_element_the_task_names_and_opens_sectio
     assert _held_back(shown, order_margin=3.0, greedy=False) == {}
 
 
-def test_greedy_decoding_holds_an_element_back_by_a_margin_per_clause_it_would_skip():
+def test_greedy_decoding_holds_what_finishes_the_task_back_by_a_margin_per_clause_left():
     """click-checkboxes-large: Submit after one of the listed boxes waits by a margin for each box left, so a
     network that scores Submit far above the next box still ticks them all first."""
     task = "Select Alpha, Bravo, Charlie and click Submit."
     boxes = [Element(mark=i, tag="input", role="checkbox", control="checkbox", text=name, checked=False, x=0,
                      y=30 * i, width=80, height=20) for i, name in enumerate(["Alpha", "Bravo", "Charlie"], start=1)]
     page = [*boxes, Element(mark=4, tag="button", text="Submit", x=0, y=120, width=80, height=20)]
+    assert _held_back(_decision(task, page, task), order_margin=3.0) == {
+        'click toggle "Bravo" [checkbox, unchecked]': 3.0, 'click toggle "Charlie" [checkbox, unchecked]': 3.0,
+        'click button "Submit"': 9.0, 'answer "Done."': 12.0}  # a box out of order waits by one margin only
     held = _held_back(_decision(task, page, task, (Chosen('click toggle "Alpha" [checkbox, unchecked]'),)),
                       order_margin=3.0)
     assert held == {'click toggle "Charlie" [checkbox, unchecked]': 3.0, 'click button "Submit"': 6.0,
