@@ -65,12 +65,12 @@ class ScorerConfig(Section):
                                        "are unchanged. Evaluations with another margin are other evaluations.")
     order_margin: float = Field(
         default=0.0, ge=0, description="Greedy decisions lower by this much (log-probability) an element whose first "
-                                        "served clause of the task comes after a clause not yet acted on (by the "
+                                        "served clause of the task comes after clauses not yet acted on (by the "
                                         "episode's choices; by the page's title and path only when they name all of "
-                                        "it) that has an element of its own on the page, not one already open or "
-                                        "expanded (relations.out_of_order: \"Expand the section "
-                                        "below and click submit\" expands first), and \"Done.\" while any such "
-                                        "clause is left. Where the task names an element in quotes (the link "
+                                        "it) that have an element of their own on the page, not one already open or "
+                                        "expanded (relations.out_of_order: \"Expand the section below and click "
+                                        "submit\" expands first); an element of the task's last clause once per "
+                                        "such clause, and \"Done.\" once per such clause left. Where the task names an element in quotes (the link "
                                         "\"sapien\"), the others that serve no clause wait while it is shown, and "
                                         "while it is not, only collapsed sections and tabs not yet opened may be "
                                         "chosen (named_target); sampled rollouts are unchanged.")

@@ -74,8 +74,9 @@ class ScorerPolicy:
 
     def _held_back(self, decision: Decision) -> torch.Tensor | None:
         """What the greedy margins take off each candidate's score: the "Done." margin off "Done.", the order
-        margin off the elements that would act on a clause before an earlier one, once per clause skipped
-        (relations.out_of_order), and off those that are not the element the task names (named_target.held_back)."""
+        margin off the elements that would act on a clause before an earlier one (those of the task's last clause,
+        and "Done.", once per clause left: relations.out_of_order), and off those that are not the element the task
+        names (named_target.held_back)."""
         if not self.greedy or not (self.done_margin or self.order_margin):
             return None
         held = self.done_margin * torch.tensor([c.kind == "done" for c in decision.candidates], dtype=torch.float32)
