@@ -14,10 +14,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from webgym.policies.scorer.candidates import Candidate
+from webgym.policies.scorer.relations import DESCRIBED, ELEMENT_KINDS
 
 KIND_WORDS = r"(?:link|button|item|tab|option)"
 NAMED = re.compile(rf'\b(?:{KIND_WORDS}|label(?:l)?ed)\s+"([^"]+)"|"([^"]+)"\s+{KIND_WORDS}\b', re.I)
-CLICKS = frozenset({"link", "button", "option", "toggle", "submit"})
+CLICKS = ELEMENT_KINDS - {"fill"}
 EDGE = " \t.,;:!?'"
 
 
@@ -32,7 +33,7 @@ def fold(text: str) -> str:
 
 def _element_text(description: str) -> str:
     """The clicked element's text from a choice's description ('click button "Menu"' -> "menu")."""
-    quoted = re.search(r'"([^"]*)"', description)
+    quoted = DESCRIBED.search(description)
     return fold(quoted.group(1)) if quoted else ""
 
 
@@ -44,7 +45,7 @@ def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate]
     wait. Not shown: only elements that hide content and were not chosen before may be chosen; when there are
     none, nothing is held (what reveals it may be a button like any other: a pie menu's "+"). A task that names
     no target holds nothing back."""
-    held = np.zeros(len(candidates), dtype=np.float64)
+    held = np.zeros(len(candidates), dtype=np.float32)
     clicked = {_element_text(text) for text in history}
     pending = next((t for t in named_targets(task) if t not in clicked), None)
     if pending is None:

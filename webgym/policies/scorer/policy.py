@@ -87,7 +87,7 @@ class ScorerPolicy:
             if named_targets(task):
                 serves = serving(task, clauses(task), decision.context, history, decision.candidates, self.embed)
                 waits = np.maximum(waits, held_back(task, [text for text, _ in history], decision.candidates, serves))
-            held = held + self.order_margin * torch.from_numpy(waits.astype(np.float32))
+            held = held + self.order_margin * torch.from_numpy(waits)
         return held
 
     async def act(self, observed: PolicyInput) -> PolicyOutput:
