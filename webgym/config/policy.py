@@ -71,9 +71,10 @@ class ScorerConfig(Section):
                                         "expanded (relations.out_of_order: \"Expand the section below and click "
                                         "submit\" expands first); an element of the task's last clause once per "
                                         "such clause, and \"Done.\" once per such clause left. Where the task "
-                                        "names an element in quotes (the link \"sapien\"), the others that serve no clause wait while it is shown, and "
-                                        "while it is not, only collapsed sections and tabs not yet opened may be "
-                                        "chosen (named_target); sampled rollouts are unchanged.")
+                                        "names an element in quotes (the link \"sapien\"), the others that serve "
+                                        "no clause wait while it is shown, and while it is not, only collapsed "
+                                        "sections and tabs not yet opened may be chosen (named_target); sampled "
+                                        "rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
