@@ -187,6 +187,12 @@ def _dates(text: str) -> list[_Value]:
     return sorted(found, key=lambda v: v.start)
 
 
+def date_keys(text: str) -> list[tuple[int | None, int, int]]:
+    """The dates `text` names, as (year or None, month, day), in its order: "12/30/2016" and "December 30, 2016"
+    give the same key, so a task's date can be found on a page that writes it otherwise."""
+    return [value.key for value in _dates(fold(text))]
+
+
 _MONTH_NAMES = ("January February March April May June July August September October November December").split()
 
 

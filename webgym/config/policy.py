@@ -73,8 +73,11 @@ class ScorerConfig(Section):
                                         "such clause, and \"Done.\" once per such clause left. Where the task "
                                         "names an element in quotes (the link \"sapien\"), the others that serve "
                                         "no clause wait while it is shown, and while it is not, only collapsed "
-                                        "sections and tabs not yet opened may be chosen (named_target); sampled "
-                                        "rollouts are unchanged.")
+                                        "sections and tabs not yet opened may be chosen (named_target). A date "
+                                        "the task names (12/30/2016) names the calendar day of that date: until "
+                                        "it is shown only a read-only field (a date picker's) may be chosen, and "
+                                        "a calendar of another month only steps toward it (Prev, Next); shown, "
+                                        "it is the only choice. Sampled rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "

@@ -123,6 +123,26 @@ INTERACTIVE_JS = """() => {
     if (e.tagName === 'BUTTON' || e.tagName === 'SUMMARY' || (e.tagName === 'INPUT' && ['button', 'reset'].includes(e.type))) return 'button';
     return null;
   };
+  // A day of a calendar (a cell holding only a day's number, in a table whose head names the seven days of the
+  // week) is named by its full date, "December 30, 2016": the month and year come from the table's caption or the
+  // nearest text above it (a date picker's title), so a task's date can name the day it means.
+  const weekday = /^(mo|tu|we|th|fr|sa|su)/i;
+  const monthYear = /\\b((?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*)\\.?\\s+(\\d{4})\\b/;
+  const calendarDay = (e, text) => {
+    const cell = /^\\d{1,2}$/.test(text) ? e.closest('td') : null;
+    const table = cell && cell.closest('table');
+    const head = table && (table.tHead ? table.tHead.rows[0] : table.rows[0]);
+    const days = head ? Array.from(head.cells).map(c => c.innerText.trim()) : [];
+    if (days.length !== 7 || !days.every(d => weekday.test(d))) return '';
+    let title = (table.caption && table.caption.innerText) || '';
+    for (let n = table, depth = 0; n && depth < 3 && !monthYear.test(title); n = n.parentElement, depth++) {
+      for (let s = n.previousElementSibling; s && !monthYear.test(title); s = s.previousElementSibling) {
+        title = s.innerText || '';
+      }
+    }
+    const found = title.match(monthYear);
+    return found ? `${found[1]} ${Number(text)}, ${found[2]}` : '';
+  };
   const flag = (e, name) => { const v = e.getAttribute(name); return v === 'true' ? true : v === 'false' ? false : null; };
   const body = document.body;
   const all = body ? Array.from(body.querySelectorAll('*')) : [];
@@ -189,7 +209,7 @@ INTERACTIVE_JS = """() => {
                   || (e.innerText ?? e.textContent) || e.value || e.getAttribute('aria-label')
                   || e.getAttribute('placeholder') || e.getAttribute('title') || e.getAttribute('alt') || icon(e));
     const tint = e instanceof SVGTextContentElement ? colour(e) : '';  // a drawn letter's colour
-    const text = tint && tint !== 'black' ? `${tint} ${shown}` : shown;
+    const text = calendarDay(e, shown) || (tint && tint !== 'black' ? `${tint} ${shown}` : shown);
     const group = e.parentElement && e.parentElement.closest('[role=radiogroup], [role=group], fieldset, nav[aria-label]');
     const legend = group && group.querySelector('legend');
     const groupName = group ? clean(group.getAttribute('aria-label') || (legend && legend.innerText)) : '';

@@ -93,6 +93,23 @@ MENU = """<html><body style="margin:0; font: 16px sans-serif">
 and drawn shapes that differ only by fill and kind (MiniWoB++'s click-menu-2 and click-shape)."""
 
 
+CALENDAR = """<html><body style="margin:0; font: 12px sans-serif">
+  <div class="ui-datepicker"><div class="ui-datepicker-header">
+      <a class="ui-datepicker-prev" title="Prev"><span>Prev</span></a>
+      <a class="ui-datepicker-next" title="Next"><span>Next</span></a>
+      <div class="ui-datepicker-title"><span>November</span>&nbsp;<span>2016</span></div></div>
+    <table class="ui-datepicker-calendar"><thead><tr><th><span title="Sunday">Su</span></th><th>Mo</th><th>Tu</th>
+      <th>We</th><th>Th</th><th>Fr</th><th>Sa</th></tr></thead>
+      <tbody><tr><td></td><td></td><td><a href="#">1</a></td><td><a href="#">2</a></td><td><a href="#">3</a></td>
+        <td><a href="#">4</a></td><td><a href="#">5</a></td></tr></tbody></table></div>
+  <table><tr><th>Page</th></tr><tr><td><a href="#">2</a></td></tr></table>
+  <p>Orders of March 2024</p>
+  <table><tr><th>Id</th><th>Mo</th><th>Tu</th><th>We</th><th>Th</th><th>Fr</th><th>Sa</th></tr>
+    <tr><td><a href="#">7</a></td></tr></table>
+  <script>for (const a of document.querySelectorAll('.ui-datepicker-header a')) a.addEventListener('click', () => {});</script>
+</body></html>"""
+"""jQuery UI's date picker (MiniWoB++'s choose-date), a table of page numbers and a table that is not a week."""
+
 SUGGEST = """<html><body style="margin:0; font: 16px sans-serif">
   <p><label for="from">From:</label><input id="from"></p>
   <p><label for="to">To:</label><input id="to"></p>
@@ -243,6 +260,17 @@ def test_drawn_numbers_colour_swatches_and_a_read_only_date_field_are_named_and_
         assert picked.text == "Date: 12/01/2016"
 
     _in_page(DRAWN, scenario)
+
+
+def test_a_calendars_days_are_named_by_their_date_and_other_numbered_tables_are_not():
+    """A day's link says only "3"; the task says "11/03/2016". Named by the picker's month and year, the day is the
+    one element whose text is that date."""
+    async def scenario(browser: Browser, page: Page) -> None:
+        texts = [e.text for e in (await page_state(page))[0]]
+        assert texts == ["Prev", "Next", "November 1, 2016", "November 2, 2016", "November 3, 2016",
+                         "November 4, 2016", "November 5, 2016", "2", "7"]
+
+    _in_page(CALENDAR, scenario)
 
 
 def test_a_focusable_menu_offers_its_items_and_drawn_shapes_are_named_by_colour_and_kind():

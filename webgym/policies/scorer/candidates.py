@@ -127,8 +127,8 @@ class Candidate:
     """A click on an element already in the state a click gives it (an open tab, an expanded section): it has
     nothing of the task left to do, so it holds back no other element (relations.out_of_order)."""
     hides: bool = False
-    """A click on an element that hides content now (a collapsed section, tab or menu): where a task's named
-    target is not shown, the agent opens these (named_target.held_back)."""
+    """A click on an element that hides content now (a collapsed section, tab or menu; a read-only field, whose
+    picker fills it): where a task's named target is not shown, the agent opens these (named_target.held_back)."""
 
     def actions(self, typed: Sequence[str | None] = ()) -> list[Action]:
         """The tool calls; for a fill, `typed[i]` goes into fields[i] (None keeps its value)."""
@@ -251,7 +251,8 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
                 continue
             # a button grouped with fields by layout may be a choice of its own (click "Next" or "OK"): kept
         out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark,
-                             settled=bool(element.selected or element.expanded), hides=element.expanded is False))
+                             settled=bool(element.selected or element.expanded),
+                             hides=element.expanded is False or element.control == "readonly"))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
         names = ", ".join(f'"{field_name(f)}"' for f in fields)

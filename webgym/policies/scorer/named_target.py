@@ -1,18 +1,23 @@
-"""The element a task names in quotes ('click on the link "sapien"'): what greedy decoding holds back for it.
+"""The element a task names ('click on the link "sapien"', 'Select 12/30/2016 as the date'): what greedy decoding
+holds back for it.
 
-Word matching cannot tell one lorem-ipsum link from another, and the networks learned to click a link once a
-section is open, whichever link it is. A task that names its target by its text says exactly which element to
-click; until it is clicked, the others that do nothing for the task wait, and where the page does not show it,
-the agent opens what the page hides (a collapsed section or tab) instead of clicking something else.
+Word matching cannot tell one lorem-ipsum link from another, nor one day of a calendar from the next (MiniLM puts
+"16", "20" and "24" close), and the networks learned to click a link once a section is open, whichever link it
+is. A task that names its target by its text or by its date says exactly which element to click; until it is
+clicked, the others that do nothing for the task wait (a day: everything else waits). Where the page does not show it, the agent opens what the
+page hides (a collapsed section or tab, a read-only date field's picker) instead of clicking something else, and
+a calendar that shows other days steps toward the named one with its Prev or Next control.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from webgym.answers import date_keys
 from webgym.policies.scorer.candidates import Candidate
 from webgym.policies.scorer.relations import DESCRIBED, ELEMENT_KINDS
 
@@ -20,15 +25,41 @@ KIND_WORDS = r"(?:link|button|item|tab|option)"
 NAMED = re.compile(rf'\b(?:{KIND_WORDS}|label(?:l)?ed)\s+"([^"]+)"|"([^"]+)"\s+{KIND_WORDS}\b', re.I)
 CLICKS = ELEMENT_KINDS - {"fill"}
 EDGE = " \t.,;:!?'"
+EARLIER = frozenset({"prev", "previous", "previous month", "<", "‹", "«"})
+LATER = frozenset({"next", "next month", ">", "›", "»"})
+"""What a calendar's controls to show an earlier or a later month say."""
 
-
-def named_targets(task: str) -> list[str]:
-    """The texts the task names as elements to click, in its order, folded (case, edge punctuation)."""
-    return [fold(a or b) for a, b in NAMED.findall(task)]
+DateKey = tuple[int | None, int, int]
 
 
 def fold(text: str) -> str:
     return " ".join(text.split()).strip(EDGE).lower()
+
+
+def day_of(text: str) -> DateKey | None:
+    """The date an element's text is and says nothing besides ("December 30, 2016", a calendar's day as
+    observe.py names it; "2016-12-30"), or None: a sentence that mentions a date is not that day."""
+    keys = date_keys(text)
+    return keys[0] if len(keys) == 1 and keys[0][0] is not None and len(text.split()) <= 3 else None
+
+
+@dataclass(frozen=True)
+class Target:
+    """An element the task names: by its text (folded), or by a date (a day of a calendar)."""
+
+    text: str
+    date: DateKey | None = None
+
+    def names(self, element_text: str) -> bool:
+        if self.date is None:
+            return fold(element_text) == self.text
+        day = day_of(element_text)
+        return day is not None and day[1:] == self.date[1:] and self.date[0] in (None, day[0])
+
+
+def named_targets(task: str) -> list[Target]:
+    """The elements the task names: its quoted texts, in its order, then its dates."""
+    return [Target(fold(a or b)) for a, b in NAMED.findall(task)] + [Target(str(key), key) for key in date_keys(task)]
 
 
 def _element_text(description: str) -> str:
@@ -37,27 +68,44 @@ def _element_text(description: str) -> str:
     return fold(quoted.group(1)) if quoted else ""
 
 
+def _toward(target: Target, candidates: Sequence[Candidate], texts: Sequence[str | None],
+            clicked: set[str]) -> np.ndarray:
+    """(N,) what may show a target the page does not: where a calendar shows other days, only its control toward
+    the target's month (none there: nothing); elsewhere the elements that hide content and were not chosen."""
+    days = [day for day in (day_of(t) for t in texts if t) if day is not None]
+    if target.date is not None and days:
+        wanted = (target.date[0] or days[0][0], *target.date[1:])
+        words = EARLIER if wanted < min(days) else LATER if wanted > max(days) else frozenset()
+        return np.array([t is not None and t in words for t in texts], dtype=bool)
+    return np.array([c.kind in CLICKS and c.hides and t not in clicked
+                     for c, t in zip(candidates, texts, strict=True)], dtype=bool)
+
+
 def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate], serving: np.ndarray) -> np.ndarray:
     """(N,) what to take off each candidate's score, in units of the order margin (inf: not to be chosen).
 
     The pending target is the first named one no earlier choice (`history`, their descriptions) clicked. Shown
-    on the page: the clicks that are not it and serve no clause of the task (`serving`, relations'), and "Done.",
-    wait. Not shown: only elements that hide content and were not chosen before may be chosen; when there are
-    none, nothing is held (what reveals it may be a button like any other: a pie menu's "+"). A task that names
-    no target holds nothing back."""
+    on the page: a day the task names by its date is the only choice (no scroll, answer or Submit comes before
+    it); for a target named by text, "Done." and the clicks that are not it and serve no clause of the task
+    (`serving`, relations') wait. Not shown: only what may show it may be chosen (`_toward`); when nothing may,
+    nothing is held (what reveals it may be a button like any other: a pie menu's "+"). A task that names no
+    target holds nothing back."""
     held = np.zeros(len(candidates), dtype=np.float32)
     clicked = {_element_text(text) for text in history}
-    pending = next((t for t in named_targets(task) if t not in clicked), None)
+    pending = next((t for t in named_targets(task) if not any(t.names(c) for c in clicked)), None)
     if pending is None:
         return held
     texts = [fold(c.target) if c.kind in CLICKS else None for c in candidates]
-    if pending not in texts:
-        unopened = np.array([c.kind in CLICKS and c.hides and t not in clicked
-                             for c, t in zip(candidates, texts, strict=True)], dtype=bool)
-        if unopened.any():
-            held[~unopened] = np.inf
+    shown = [t is not None and pending.names(t) for t in texts]
+    if not any(shown):
+        way = _toward(pending, candidates, texts, clicked)
+        if way.any():
+            held[~way] = np.inf
         return held
-    wrong = [(t is not None and t != pending and not s) or c.kind == "done"
-             for c, t, s in zip(candidates, texts, serving, strict=True)]
+    if pending.date is not None:
+        held[~np.array(shown, dtype=bool)] = np.inf
+        return held
+    wrong = [(t is not None and not named and not serves) or c.kind == "done"
+             for c, t, named, serves in zip(candidates, texts, shown, serving, strict=True)]
     held[np.array(wrong, dtype=bool)] = 1.0
     return held

@@ -185,6 +185,44 @@ def test_greedy_decoding_clicks_only_the_element_the_task_names_and_opens_sectio
     assert _held_back(shown, order_margin=3.0, greedy=False) == {}
 
 
+def _picker(month: str, days: int, opened: bool = True) -> list[Element]:
+    """MiniWoB++'s choose-date: the read-only field, Submit, and, once opened, the picker's Prev and its days, named
+    by their dates as observe.py names a calendar's days."""
+    page = [Element(mark=1, tag="input", control="readonly", text="Date:", label="Date:", x=0, y=0, width=100,
+                    height=20),
+            Element(mark=2, tag="button", control="button", text="Submit", x=0, y=40, width=100, height=20)]
+    if opened:
+        page.append(Element(mark=3, tag="a", text="Prev", x=0, y=80, width=30, height=20))
+        page += [Element(mark=10 + d, tag="a", role="link", text=f"{month} {d}, 2016", x=20 * (d % 7),
+                         y=100 + 20 * (d // 7), width=20, height=20) for d in range(1, days + 1)]
+    return page
+
+
+def _free(decision: Decision) -> set[str]:
+    held = _held_back(decision, order_margin=3.0)
+    return {c.text for c in decision.candidates if c.text not in held}
+
+
+def test_greedy_decoding_clicks_the_day_a_task_names_by_its_date_and_steps_the_calendar_to_it():
+    """A task that names a date ("12/30/2016") names one day of a calendar, however the page writes it: before the
+    picker is open only its read-only field may be chosen, a calendar of a later month only steps back (Prev), the
+    shown day is the only choice (not Submit, a scroll or a page line), and once it is clicked nothing is held for
+    it."""
+    task = "Select 11/30/2016 as the date and hit submit."
+    assert _free(_decision(task, _picker("December", 31, opened=False), task)) == {'click button "Date:" [readonly]'}
+    assert _free(_decision(task, _picker("December", 31), task)) == {'click link "Prev"'}
+    assert _free(_decision(task, _picker("November", 30), task)) == {'click link "November 30, 2016"'}
+    picked = (Chosen('click button "Date:" [readonly]'), Chosen('click link "November 30, 2016"'))
+    after = _held_back(_decision(task, _picker("November", 30)[:2], task, picked), order_margin=3.0)
+    assert set(after) <= {'answer "Done."'}
+    later = "Select 01/05/2017 as the date and hit submit."
+    no_next = _held_back(_decision(later, _picker("December", 31), later), order_margin=3.0)
+    assert float("inf") not in no_next.values()  # no Next on the page: nothing is held for the date
+    on_page = 'Click on the link "November 30, 2016".'  # a date in a quoted name: the same element
+    assert 'click link "November 30, 2016"' not in _held_back(_decision(on_page, _picker("November", 30), on_page),
+                                                               order_margin=3.0)
+
+
 def test_greedy_decoding_holds_what_finishes_the_task_back_by_a_margin_per_clause_left():
     """click-checkboxes-large: Submit after one of the listed boxes waits by a margin for each box left, so a
     network that scores Submit far above the next box still ticks them all first."""
