@@ -77,7 +77,9 @@ class ScorerConfig(Section):
                                         "the task names (12/30/2016) names the calendar day of that date: until "
                                         "it is shown only a read-only field (a date picker's) may be chosen, and "
                                         "a calendar of another month only steps toward it (Prev, Next); shown, "
-                                        "it is the only choice. Sampled rollouts are unchanged.")
+                                        "it is the only choice, as is the one option of a list whose whole text "
+                                        "the task says (\"Select Lithuania from the list\"). Sampled rollouts are "
+                                        "unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "

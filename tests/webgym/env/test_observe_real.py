@@ -106,7 +106,9 @@ CALENDAR = """<html><body style="margin:0; font: 12px sans-serif">
   <p>Orders of March 2024</p>
   <table><tr><th>Id</th><th>Mo</th><th>Tu</th><th>We</th><th>Th</th><th>Fr</th><th>Sa</th></tr>
     <tr><td><a href="#">7</a></td></tr></table>
-  <script>for (const a of document.querySelectorAll('.ui-datepicker-header a')) a.addEventListener('click', () => {});</script>
+  <script>
+    for (const a of document.querySelectorAll('.ui-datepicker-header a')) a.addEventListener('click', () => {});
+  </script>
 </body></html>"""
 """jQuery UI's date picker (MiniWoB++'s choose-date), a table of page numbers and a table that is not a week."""
 

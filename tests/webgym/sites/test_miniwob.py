@@ -186,3 +186,51 @@ def test_a_page_that_is_not_the_task_has_no_reward_and_raises_nothing(pages):
     state = asyncio.run(_reward_off_the_task(pages))
     assert state == {"raw_reward": 0, "reward": 0, "task_ended": False, "off_task": True}
     assert not miniwob.judge(state).success
+
+
+async def _pick_the_named_day(page, utterance) -> list:
+    """choose-date-easy chosen as greedy decoding's date rule allows: before the picker is open only its field is
+    free, once open only the day the utterance names (jQuery UI's markup, named by observe.py), then Submit."""
+    import numpy as np
+
+    from webgym.env.observe import page_state
+    from webgym.policies.scorer.candidates import page_candidates
+    from webgym.policies.scorer.named_target import held_back
+
+    free = []
+    for _ in range(2):
+        elements, text, _ = await page_state(page)
+        candidates = page_candidates(elements, text)
+        held = held_back(utterance, [], candidates, np.zeros(len(candidates), dtype=bool))
+        free.append([c for c, h in zip(candidates, held, strict=True) if h == 0])
+        (chosen,) = free[-1]
+        element = next(e for e in elements if e.mark == chosen.mark)
+        await page.mouse.click(element.x + element.width / 2, element.y + element.height / 2)
+        await page.wait_for_timeout(500)  # the picker's opening animation
+    await page.click("#subbtn")
+    return free
+
+
+@pytest.mark.slow
+def test_the_day_a_date_task_names_is_the_only_choice_on_jquery_uis_picker(pages):
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+
+    async def run():
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright, pages.host_map())
+            page = await browser.new_page()
+            await page.goto(miniwob.page_url("choose-date-easy"))
+            utterance = await page.evaluate(miniwob.START_JS, 3)
+            free = await _pick_the_named_day(page, utterance)
+            await page.wait_for_timeout(100)
+            result = utterance, free, miniwob.judge(await page.evaluate(miniwob.REWARD_JS))
+            await browser.close()
+            return result
+
+    utterance, free, verdict = asyncio.run(run())
+    month, day, year = utterance.split()[1].split("/")
+    assert [c.text for c in free[0]] == ['click button "Date:" [readonly]']
+    assert [c.text for c in free[1]] == [f'click link "December {int(day)}, {year}"'] and month == "12"
+    assert verdict.success

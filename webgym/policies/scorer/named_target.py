@@ -1,12 +1,13 @@
-"""The element a task names ('click on the link "sapien"', 'Select 12/30/2016 as the date'): what greedy decoding
-holds back for it.
+"""The element a task names ('click on the link "sapien"', 'Select 12/30/2016 as the date', 'Select Lithuania
+from the list'): what greedy decoding holds back for it.
 
 Word matching cannot tell one lorem-ipsum link from another, nor one day of a calendar from the next (MiniLM puts
 "16", "20" and "24" close), and the networks learned to click a link once a section is open, whichever link it
-is. A task that names its target by its text or by its date says exactly which element to click; until it is
-clicked, the others that do nothing for the task wait (a day: everything else waits). Where the page does not show it, the agent opens what the
-page hides (a collapsed section or tab, a read-only date field's picker) instead of clicking something else, and
-a calendar that shows other days steps toward the named one with its Prev or Next control.
+is. A task that names its target by its text, its date or a list option's text says exactly which element to
+click; until it is clicked, the others that do nothing for the task wait (a day or an option: everything else
+waits). Where the page does not show it, the agent opens what the page hides (a collapsed section or tab, a
+read-only date field's picker) instead of clicking something else, and a calendar that shows other days steps
+toward the named one with its Prev or Next control.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class Target:
 
     text: str
     date: DateKey | None = None
+    only: bool = False
+    """Shown, it is the only choice: a day or a list's option the task names says all there is to do first."""
 
     def names(self, element_text: str) -> bool:
         if self.date is None:
@@ -57,9 +60,15 @@ class Target:
         return day is not None and day[1:] == self.date[1:] and self.date[0] in (None, day[0])
 
 
-def named_targets(task: str) -> list[Target]:
-    """The elements the task names: its quoted texts, in its order, then its dates."""
-    return [Target(fold(a or b)) for a, b in NAMED.findall(task)] + [Target(str(key), key) for key in date_keys(task)]
+def named_targets(task: str, candidates: Sequence[Candidate] = ()) -> list[Target]:
+    """The elements the task names: its quoted texts, in its order, then its dates, then the one option of a
+    list on the page (`candidates`) whose whole text the task says ("Select Lithuania from the list"; none where
+    several are said)."""
+    said = {c.option for c in candidates if c.option is not None and c.option.strip()
+            and re.search(rf"(?<!\w){re.escape(fold(c.option))}(?!\w)", fold(task))}
+    return ([Target(fold(a or b)) for a, b in NAMED.findall(task)]
+            + [Target(str(key), key, only=True) for key in date_keys(task)]
+            + [Target(fold(option), only=True) for option in said if len(said) == 1])
 
 
 def _element_text(description: str) -> str:
@@ -85,14 +94,14 @@ def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate]
     """(N,) what to take off each candidate's score, in units of the order margin (inf: not to be chosen).
 
     The pending target is the first named one no earlier choice (`history`, their descriptions) clicked. Shown
-    on the page: a day the task names by its date is the only choice (no scroll, answer or Submit comes before
-    it); for a target named by text, "Done." and the clicks that are not it and serve no clause of the task
-    (`serving`, relations') wait. Not shown: only what may show it may be chosen (`_toward`); when nothing may,
-    nothing is held (what reveals it may be a button like any other: a pie menu's "+"). A task that names no
-    target holds nothing back."""
+    on the page: a day the task names by its date, or a list's option by its text, is the only choice (no
+    scroll, answer or Submit comes before it); for a quoted target, "Done." and the clicks that are not it and
+    serve no clause of the task (`serving`, relations') wait. Not shown: only what may show it may be chosen
+    (`_toward`); when nothing may, nothing is held (what reveals it may be a button like any other: a pie menu's
+    "+"). A task that names no target holds nothing back."""
     held = np.zeros(len(candidates), dtype=np.float32)
     clicked = {_element_text(text) for text in history}
-    pending = next((t for t in named_targets(task) if not any(t.names(c) for c in clicked)), None)
+    pending = next((t for t in named_targets(task, candidates) if not any(t.names(c) for c in clicked)), None)
     if pending is None:
         return held
     texts = [fold(c.target) if c.kind in CLICKS else None for c in candidates]
@@ -102,7 +111,7 @@ def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate]
         if way.any():
             held[~way] = np.inf
         return held
-    if pending.date is not None:
+    if pending.only:
         held[~np.array(shown, dtype=bool)] = np.inf
         return held
     wrong = [(t is not None and not named and not serves) or c.kind == "done"

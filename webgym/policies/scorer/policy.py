@@ -84,7 +84,7 @@ class ScorerPolicy:
             task, history = decision.task, [(c.text, c.typed) for c in decision.history]
             waits = out_of_order(task, clauses(task), decision.context, history, decision.candidates,
                                  self.embed).astype(np.float32)
-            if named_targets(task):
+            if named_targets(task, decision.candidates):
                 serves = serving(task, clauses(task), decision.context, history, decision.candidates, self.embed)
                 waits = np.maximum(waits, held_back(task, [text for text, _ in history], decision.candidates, serves))
             held = held + self.order_margin * torch.from_numpy(waits)

@@ -223,6 +223,21 @@ def test_greedy_decoding_clicks_the_day_a_task_names_by_its_date_and_steps_the_c
                                                                order_margin=3.0)
 
 
+def test_greedy_decoding_chooses_the_option_of_a_list_the_task_names_before_anything_else():
+    """MiniWoB++'s choose-list: the one option whose whole text the task says is the only choice until chosen
+    (not Submit, not another name MiniLM finds close); a task that says two options' texts names neither."""
+    names = ["Nata", "Eula", "Claude"]
+    page = [Element(mark=1, tag="select", control="select", text="Nata", label="Pick one", options=names, x=0, y=0,
+                    width=100, height=20),
+            Element(mark=2, tag="button", control="button", text="Submit", x=0, y=40, width=100, height=20)]
+    task = "Select Eula from the list and click Submit."
+    assert _free(_decision(task, page, task)) == {'choose "Eula" in "Pick one"'}
+    chosen = _held_back(_decision(task, page, task, (Chosen('choose "Eula" in "Pick one"'),)), order_margin=3.0)
+    assert float("inf") not in chosen.values()
+    two = "Select Eula or Claude from the list and click Submit."
+    assert float("inf") not in _held_back(_decision(two, page, two), order_margin=3.0).values()
+
+
 def test_greedy_decoding_holds_what_finishes_the_task_back_by_a_margin_per_clause_left():
     """click-checkboxes-large: Submit after one of the listed boxes waits by a margin for each box left, so a
     network that scores Submit far above the next box still ticks them all first."""
