@@ -52,6 +52,7 @@ INTERACTIVE_JS = """() => {
     .map(n => n.innerText || n.textContent).join(' ');
   // An input no label names is named by the nearest short text left of it on its row, or just above it,
   // searched in its own container first and then outwards, no further than the first one holding other fields.
+  // A sentence (more than six words: the task's instruction above a form) names no field.
   const nearby = (e, r) => {
     let best = '', bestGap = Infinity;
     for (let box = e.parentElement, depth = 0; box && box !== document.documentElement && depth < 4; box = box.parentElement, depth++) {
@@ -59,7 +60,7 @@ INTERACTIVE_JS = """() => {
       for (let t = walker.nextNode(); t; t = walker.nextNode()) {
         const words = t.data.trim();
         const owner = t.parentElement;
-        if (!words || words.length > 60 || !owner || owner.closest('button, a, select, textarea, option, script, style, [role=button], [role=link]')) continue;
+        if (!words || words.length > 60 || words.split(/\\s+/).length > 6 || !owner || owner.closest('button, a, select, textarea, option, script, style, [role=button], [role=link]')) continue;
         const label = owner.closest('label');
         if (label && label.control && label.control !== e) continue;
         let block = owner;  // a label is short: a word of a sentence or paragraph (an instruction) is none

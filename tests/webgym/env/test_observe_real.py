@@ -41,6 +41,7 @@ LABELS = """<html><body style="margin:0; font: 16px sans-serif">
   <table><tr><td>Card number</td><td><input id="card"></td></tr></table>
   <div><div style="font-size: 13px">Street</div><input id="street"></div>
   <span id="who">Recipient</span><input aria-labelledby="who" id="to">
+  <div>Select Eula from the list and click Submit.</div><div><select id="pick"><option>Eula</option></select></div>
 </body></html>"""
 
 SELECT = """<html><body style="margin:0; font: 16px sans-serif">
@@ -192,6 +193,7 @@ def test_inputs_are_named_by_the_text_beside_or_above_them_and_grouped_with_thei
         elements = (await page_state(page))[0]
         fields = {e.label: e for e in elements if e.tag == "input"}
         assert set(fields) == {"Username", "Password", "Card number", "Street", "Recipient"}
+        assert next(e for e in elements if e.tag == "select").label is None  # an instruction is not its name
         login = next(e for e in elements if e.text == "Login")
         assert fields["Username"].form == fields["Password"].form == login.form is not None
         assert login.control == "submit"
