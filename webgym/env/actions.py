@@ -30,6 +30,8 @@ SETTLE_S = 0.06
 with the readiness hook, IDLE_HOOK_JS)."""
 NAVIGATION_GRACE_S = 2.0
 """How long an action whose target usually navigates (link, submit) waits for a navigation that may not come."""
+ANIMATION_WAIT_S = 2.0
+"""The longest an action waits for the animations it started (ANIMATING_JS) to finish."""
 
 
 @dataclass
@@ -153,6 +155,7 @@ class _Effects:
         if not hooked:
             await asyncio.sleep(SETTLE_S)
         await settle(self.page, self.timeout_s)
+        await animations_done(self.page)
         # A page with the readiness hook that settled has no navigation coming (its handlers and links mark
         # theirs): only a navigation request already seen is waited for, not a guess from the target.
         expected = self.expect_navigation and not hooked
@@ -204,6 +207,21 @@ async def settle(page: Page, timeout_s: float) -> None:
             return
         except PlaywrightError:  # the execution context was destroyed by a navigation: wait for the new one
             await _loaded(page)
+
+
+ANIMATING_JS = """() => !document.getAnimations().some(a => a.playState === 'running' && a.effect
+    && a.effect.getComputedTiming().endTime !== Infinity) && !(window.jQuery && (jQuery.timers || []).length)"""
+"""No finite CSS transition or animation is running and jQuery animates nothing: a date picker that fades out or
+a section that slides open has arrived, so the next observation shows the page where it ends up, not a frame on
+the way (a spinner that turns forever does not count)."""
+
+
+async def animations_done(page: Page, timeout_s: float = ANIMATION_WAIT_S) -> None:
+    """Wait, at most `timeout_s`, until the page animates nothing (ANIMATING_JS)."""
+    try:
+        await page.wait_for_function(ANIMATING_JS, timeout=timeout_s * 1000, polling=20)
+    except PlaywrightError as error:  # still animating, or navigating: observe it as it is
+        log.debug("page %s still animating: %s", page.url, error)
 
 
 async def _loaded(page: Page) -> None:

@@ -113,6 +113,18 @@ CALENDAR = """<html><body style="margin:0; font: 12px sans-serif">
 </body></html>"""
 """jQuery UI's date picker (MiniWoB++'s choose-date), a table of page numbers and a table that is not a week."""
 
+FADING = """<html><body style="margin:0; font: 16px sans-serif">
+  <button id="close" style="position: absolute; top: 0">Close picker</button>
+  <button style="position: absolute; top: 60px">Submit</button>
+  <div id="picker" style="position: absolute; top: 40px; width: 200px; height: 80px; background: white;
+       transition: opacity 0.5s"><a href="#">12</a></div>
+  <script>
+    document.getElementById('close').addEventListener('click', () => { picker.style.opacity = 0; });
+    picker.addEventListener('transitionend', () => { picker.style.display = 'none'; });
+  </script>
+</body></html>"""
+"""A picker that fades out over Submit before it is gone (jQuery UI's date picker after a day is chosen)."""
+
 SUGGEST = """<html><body style="margin:0; font: 16px sans-serif">
   <p><label for="from">From:</label><input id="from"></p>
   <p><label for="to">To:</label><input id="to"></p>
@@ -275,6 +287,18 @@ def test_a_calendars_days_are_named_by_their_date_and_other_numbered_tables_are_
                          "November 4, 2016", "November 5, 2016", "2", "7"]
 
     _in_page(CALENDAR, scenario)
+
+
+def test_an_action_returns_once_the_animation_it_started_has_finished():
+    """Observed mid-fade, the picker still covers Submit and offers its day; the action waits for the fade."""
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        assert [e.text for e in elements] == ["Close picker", "12"]
+        close = next(c for c in page_candidates(elements, "") if c.target == "Close picker")
+        await _take(page, elements, close)
+        assert [e.text for e in (await page_state(page))[0]] == ["Close picker", "Submit"]
+
+    _in_page(FADING, scenario)
 
 
 def test_a_focusable_menu_offers_its_items_and_drawn_shapes_are_named_by_colour_and_kind():
