@@ -64,8 +64,9 @@ def named_targets(task: str, candidates: Sequence[Candidate] = ()) -> list[Targe
     """The elements the task names: its quoted texts, in its order, then its dates, then the one option of a
     list on the page (`candidates`) whose whole text the task says ("Select Lithuania from the list"; none where
     several are said)."""
+    words = fold(task)
     said = {c.option for c in candidates if c.option is not None and c.option.strip()
-            and re.search(rf"(?<!\w){re.escape(fold(c.option))}(?!\w)", fold(task))}
+            and re.search(rf"(?<!\w){re.escape(fold(c.option))}(?!\w)", words)}
     return ([Target(fold(a or b)) for a, b in NAMED.findall(task)]
             + [Target(str(key), key, only=True) for key in date_keys(task)]
             + [Target(fold(option), only=True) for option in said if len(said) == 1])
