@@ -29,15 +29,17 @@ class Element(Row):
     value: str | None = Field(default=None, description="A text field's current value.")
     control: str | None = Field(default=None, description="What kind of control it is: its ARIA role when it has one "
                                                           "(checkbox, radio, switch, tab, option, menuitem, listbox, "
-                                                          "...), else checkbox, radio, select, textbox, readonly (a "
-                                                          "read-only input, a date picker's: clicked, not typed "
-                                                          "into), submit (a button that submits its form or layout "
-                                                          "group), link or button; none for an element clickable "
-                                                          "only by script or cursor.")
+                                                          "...), else checkbox, radio, select (listbox when it takes "
+                                                          "several), textbox, readonly (a read-only input, a date "
+                                                          "picker's: clicked, not typed into), submit (a button that "
+                                                          "submits its form or layout group), link or button; none "
+                                                          "for an element clickable only by script or cursor.")
     checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or "
                                                            "aria-pressed for ARIA controls); none when it has none.")
     selected: bool | None = Field(default=None, description="aria-selected (a tab, an option); none when unset.")
-    expanded: bool | None = Field(default=None, description="aria-expanded (or an open <details>); none when unset.")
+    expanded: bool | None = Field(default=None, description="aria-expanded (or an open <details>; for an element "
+                                                            "that opens a popup, aria-haspopup, and says neither, "
+                                                            "whether its popup shows); none when unset.")
     options: list[str] | None = Field(default=None, description="A <select>'s or ARIA listbox's option texts, in "
                                                                 "order (what select_option may choose).")
 

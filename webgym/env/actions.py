@@ -32,6 +32,8 @@ NAVIGATION_GRACE_S = 2.0
 """How long an action whose target usually navigates (link, submit) waits for a navigation that may not come."""
 ANIMATION_WAIT_S = 2.0
 """The longest an action waits for the animations it started (ANIMATING_JS) to finish."""
+HOVER_DELAY_S = 0.4
+"""How long a hover waits before the page is read: menus open a submenu after a delay (jQuery UI's is 300 ms)."""
 
 
 @dataclass
@@ -247,6 +249,8 @@ async def hover(browsing: Browsing, action: Action) -> str:
     x, y = browsing.point(action)
     target, _ = await _target_at(browsing.page, x, y)
     await browsing.page.mouse.move(x, y)
+    await asyncio.sleep(HOVER_DELAY_S)
+    await animations_done(browsing.page)
     return f"Succeed: 'hover' over {target} at ({x:.0f}, {y:.0f}) executed."
 
 

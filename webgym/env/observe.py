@@ -117,7 +117,7 @@ INTERACTIVE_JS = """() => {
     const role = (e.getAttribute('role') || '').toLowerCase();
     if (roles.has(role)) return role;
     if (e.tagName === 'INPUT' && (e.type === 'checkbox' || e.type === 'radio')) return e.type;
-    if (e.tagName === 'SELECT') return 'select';
+    if (e.tagName === 'SELECT') return e.multiple ? 'listbox' : 'select';  // ARIA's role for a multiple select
     if (field || e.isContentEditable) return 'textbox';
     if (e.form && (e.type === 'submit' || e.type === 'image')) return 'submit';
     if (e.tagName === 'A' && e.hasAttribute('href')) return 'link';
@@ -145,6 +145,15 @@ INTERACTIVE_JS = """() => {
     return found ? `${found[1]} ${Number(text)}, ${found[2]}` : '';
   };
   const flag = (e, name) => { const v = e.getAttribute(name); return v === 'true' ? true : v === 'false' ? false : null; };
+  // An element that opens a popup (aria-haspopup) without saying whether it is open (jQuery UI's menu items mark
+  // only their submenu) is expanded while its popup shows: the element aria-controls names, else the one after it.
+  const popupShown = (e) => {
+    const opens = e.getAttribute('aria-haspopup');
+    if (!opens || opens === 'false') return null;
+    const controlled = e.getAttribute('aria-controls');
+    const popup = (controlled && document.getElementById(controlled)) || e.nextElementSibling;
+    return popup ? popup.getClientRects().length > 0 && getComputedStyle(popup).visibility !== 'hidden' : null;
+  };
   const body = document.body;
   const all = body ? Array.from(body.querySelectorAll('*')) : [];
   // Why each element may be acted on: native (a control), focus (only a tabindex: a menu's or a list's
@@ -223,7 +232,7 @@ INTERACTIVE_JS = """() => {
                 label: (field || readonly ? own : groupName) || null, value: field ? e.value : null, control: kind,
                 checked: toggle ? e.checked : (flag(e, 'aria-checked') ?? flag(e, 'aria-pressed')),
                 selected: e.tagName === 'OPTION' ? e.selected : flag(e, 'aria-selected'),
-                expanded: e.tagName === 'SUMMARY' ? e.parentElement.open : flag(e, 'aria-expanded'),
+                expanded: e.tagName === 'SUMMARY' ? e.parentElement.open : flag(e, 'aria-expanded') ?? popupShown(e),
                 options: options && options.filter(Boolean).slice(0, 50)});
   }
   // Text fields outside any <form> that share a close container with a submit-like button (Submit, Log in,

@@ -1,6 +1,6 @@
 """The observation layer on pages no one here wrote: elements clickable only by script or cursor,
 inputs named by the text beside them, selects and their options, formless forms grouped by layout,
-each control's kind and state, and `back` on a page with no earlier one."""
+each control's kind and state, submenus opened by hovering, and `back` on a page with no earlier one."""
 
 from __future__ import annotations
 
@@ -92,6 +92,27 @@ MENU = """<html><body style="margin:0; font: 16px sans-serif">
 </body></html>"""
 """jQuery UI's menu (a focusable list around its items, a hidden submenu), a focusable note with a link,
 and drawn shapes that differ only by fill and kind (MiniWoB++'s click-menu-2 and click-shape)."""
+
+
+SUBMENU = """<html><body style="margin:0; font: 16px sans-serif">
+  <ul role="menu" style="width: 120px; margin: 0; padding: 0; list-style: none">
+    <li><div role="menuitem">Save</div></li>
+    <li><div role="menuitem" id="playback" aria-haspopup="true">Playback</div>
+      <ul role="menu" aria-hidden="true" style="display: none; position: absolute; left: 120px; top: 20px;
+          margin: 0; padding: 0; list-style: none"><li><div role="menuitem">Stop</div></li></ul></li>
+  </ul>
+  <select multiple style="position: absolute; top: 100px"><option>Ann</option><option>Bob</option>
+    <option>Cy</option></select>
+  <script>
+    playback.addEventListener('mouseenter', () => setTimeout(() => {
+      playback.nextElementSibling.style.display = 'block'; }, 300));
+    for (const item of document.querySelectorAll('[role=menuitem]')) {
+      item.addEventListener('click', () => { document.title = 'chose ' + item.innerText; });
+    }
+  </script>
+</body></html>"""
+"""jQuery UI's menu as MiniWoB++'s click-menu builds it (a parent item marked aria-haspopup whose submenu opens
+300 ms after the pointer enters it; a click on any item chooses it), and a multiple select (click-scroll-list)."""
 
 
 CALENDAR = """<html><body style="margin:0; font: 12px sans-serif">
@@ -313,6 +334,29 @@ def test_a_focusable_menu_offers_its_items_and_drawn_shapes_are_named_by_colour_
         assert next(e for e in elements if e.tag == "svg").text == ""  # a drawing board is not named by a fill
 
     _in_page(MENU, scenario)
+
+
+def test_a_menu_item_whose_submenu_is_hidden_is_hovered_open_and_a_multiple_select_keeps_every_choice():
+    """A click on Playback would choose it; its candidate hovers it, and the hover returns once the submenu shows.
+    A multiple select is a listbox whose options add to its choices."""
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        items = _by_text(elements)
+        assert (items["Save"].expanded, items["Playback"].expanded) == (None, False) and "Stop" not in items
+        candidates = page_candidates(elements, "")
+        playback = next(c for c in candidates if c.target == "Playback")
+        assert playback.text == 'hover option "Playback" [menuitem, collapsed]'
+        await _take(page, elements, playback)
+        items = _by_text((await page_state(page))[0])
+        assert items["Playback"].expanded is True and "Stop" in items and await page.title() == ""
+        names = next(e for e in elements if e.tag == "select")
+        assert names.control == "listbox" and names.options == ["Ann", "Bob", "Cy"]
+        for option in ("Ann", "Cy"):
+            await _take(page, elements, next(c for c in candidates if c.option == option and c.several))
+        assert await page.evaluate("() => Array.from(document.querySelector('select').selectedOptions, "
+                                   "o => o.text)") == ["Ann", "Cy"]
+
+    _in_page(SUBMENU, scenario)
 
 
 def test_typing_into_a_field_an_open_suggestion_list_covers_closes_the_list_first():

@@ -234,3 +234,56 @@ def test_the_day_a_date_task_names_is_the_only_choice_on_jquery_uis_picker(pages
     assert [c.text for c in free[0]] == ['click button "Date:" [readonly]']
     assert [c.text for c in free[1]] == [f'click link "December {int(day)}, {year}"'] and month == "12"
     assert verdict.success
+
+
+async def _follow_the_menu_path(page, utterance) -> list:
+    """click-menu chosen as greedy decoding's menu-path rule allows, each step's one free candidate taken with the
+    agent's own tools: the path's items with hidden submenus are hovered, then its last item is clicked."""
+    import numpy as np
+
+    from webgym.env.actions import Browsing, execute
+    from webgym.env.observe import page_state
+    from webgym.policies.scorer.candidates import page_candidates
+    from webgym.policies.scorer.named_target import held_back
+
+    free = []
+    for _ in range(3):
+        elements, text, _ = await page_state(page)
+        candidates = page_candidates(elements, text)
+        held = held_back(utterance, [c.text for step in free for c in step], candidates,
+                         np.zeros(len(candidates), dtype=bool))
+        free.append([c for c, h in zip(candidates, held, strict=True) if h == 0])
+        (chosen,) = free[-1]
+        browsing = Browsing(page.context, page, marks={e.mark: (e.x + e.width / 2, e.y + e.height / 2)
+                                                       for e in elements})
+        for action in chosen.actions():
+            assert (await execute(browsing, action, 10)).ok
+        if not chosen.hover:
+            break
+    return free
+
+
+@pytest.mark.slow
+def test_a_menu_path_is_followed_by_hovering_jquery_uis_submenus_open_and_clicking_its_last_item(pages):
+    from playwright.async_api import async_playwright
+
+    from webgym.browser import launch_browser
+
+    async def run():
+        async with async_playwright() as playwright:
+            browser = await launch_browser(playwright, pages.host_map())
+            page = await browser.new_page()
+            await page.goto(miniwob.page_url("click-menu"))
+            utterance = await page.evaluate(miniwob.START_JS, 1)  # seed 1: a path of three items
+            free = await _follow_the_menu_path(page, utterance)
+            await page.wait_for_timeout(100)
+            result = utterance, free, miniwob.judge(await page.evaluate(miniwob.REWARD_JS))
+            await browser.close()
+            return result
+
+    utterance, free, verdict = asyncio.run(run())
+    *parents, leaf = utterance.removeprefix("Select ").split(">")
+    assert parents, utterance
+    assert [[c.text for c in step] for step in free] == [
+        *([f'hover option "{name}" [menuitem, collapsed]'] for name in parents), [f'click option "{leaf}" [menuitem]']]
+    assert verdict.success

@@ -1,10 +1,11 @@
 """The action candidates of the set-of-marks scorer: everything it may do on one page, as text.
 
-Per observation: a click per clickable element (its control kind and state in its text); a
-`select_option` per option of a select or listbox; for each form with text fields (or fields
-grouped with a button by layout) one composite `fill` (type into every text field, then submit),
-so a form costs one step as it does for the oracle; an answer per short line of the page's text
-(read with the line above it, its label) plus answer("Done."); scroll up/down; back.
+Per observation: a click per clickable element (its control kind and state in its text; a hover for
+a menu item whose submenu is hidden); a `select_option` per option of a select or listbox; for each
+form with text fields (or fields grouped with a button by layout) one composite `fill` (type into
+every text field, then submit), so a form costs one step as it does for the oracle; an answer per
+short line of the page's text (read with the line above it, its label) plus answer("Done.");
+scroll up/down; back.
 What a fill types is a second choice, per text field, among phrases of the task (quoted text,
 e-mail addresses, capitalised names, tokens with digits, single content words) and codes shown
 on the page, or keeping the field's current value.
@@ -129,6 +130,11 @@ class Candidate:
     hides: bool = False
     """A click on an element that hides content now (a collapsed section, tab or menu; a read-only field, whose
     picker fills it): where a task's named target is not shown, the agent opens these (named_target.held_back)."""
+    several: bool = False
+    """An option of a list that keeps several choices (a listbox: a multiple select): choosing one adds it."""
+    hover: bool = False
+    """The element is hovered, not clicked: a menu item whose submenu is hidden opens it on hover, and a click
+    would choose the item itself (jQuery UI's menus)."""
 
     def actions(self, typed: Sequence[str | None] = ()) -> list[Action]:
         """The tool calls; for a fill, `typed[i]` goes into fields[i] (None keeps its value)."""
@@ -148,7 +154,7 @@ class Candidate:
             return [Action(name="scroll", direction=self.kind.removeprefix("scroll_"))]
         if self.kind == "back":
             return [Action(name="back")]
-        return [Action(name="click", mark=self.mark)]
+        return [Action(name="hover" if self.hover else "click", mark=self.mark)]
 
     def response(self, typed: Sequence[str | None] = ()) -> str:
         """The recorded response: the key, then what the step does in words."""
@@ -205,10 +211,16 @@ def state_words(element: Element) -> list[str]:
     return out
 
 
+def opens_on_hover(element: Element) -> bool:
+    """A menu item whose submenu is hidden: hovered to open it (a click would choose the item)."""
+    return element.control == "menuitem" and element.expanded is False
+
+
 def _described(element: Element, kind: str) -> str:
     group = f" ({element.label})" if element.label and kind in ("option", "toggle") else ""
     state = state_words(element)
-    return f'click {kind} "{element.text}"{group}' + (f" [{', '.join(state)}]" if state else "")
+    verb = "hover" if opens_on_hover(element) else "click"
+    return f'{verb} {kind} "{element.text}"{group}' + (f" [{', '.join(state)}]" if state else "")
 
 
 def answer_lines(page_text: str | None) -> list[tuple[str, str]]:
@@ -242,7 +254,8 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
             for i, option in enumerate(element.options or []):
                 chosen = " [selected]" if option == element.text else ""
                 out.append(Candidate("option", f'choose "{option}" in "{name}"{chosen}', f"select {element.mark} {i}",
-                                     option, mark=element.mark, label=name, option=option))
+                                     option, mark=element.mark, label=name, option=option,
+                                     several=element.control == "listbox"))
             continue
         kind = _kind(element)
         if kind == "submit" and element.form in forms:
@@ -250,9 +263,10 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
             if element.role == "submit":  # a form's own: its fill submits it (keeping every field is a fill too)
                 continue
             # a button grouped with fields by layout may be a choice of its own (click "Next" or "OK"): kept
-        out.append(Candidate(kind, _described(element, kind), f"click {element.mark}", element.text, mark=element.mark,
-                             settled=bool(element.selected or element.expanded),
-                             hides=element.expanded is False or element.control == "readonly"))
+        hover = opens_on_hover(element)
+        out.append(Candidate(kind, _described(element, kind), f"{'hover' if hover else 'click'} {element.mark}",
+                             element.text, mark=element.mark, settled=bool(element.selected or element.expanded),
+                             hides=element.expanded is False or element.control == "readonly", hover=hover))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
         names = ", ".join(f'"{field_name(f)}"' for f in fields)
@@ -342,7 +356,14 @@ def step_choices(elements: Sequence[Element] | None, page_text: str | None,
                     pending.form = target.form
                 flush(True)
                 continue
-            choices.append(Choice(f"click {target.mark}"))  # a radio between typing keeps the typing pending
+            # a radio between typing keeps the typing pending; a click on a menu item that opens a submenu is
+            # that item's choice, which hovers it
+            choices.append(Choice(f"{'hover' if opens_on_hover(target) else 'click'} {target.mark}"))
+        elif action.name == "hover":
+            target = _target(elements, action)
+            if target is None or not opens_on_hover(target):
+                return choices, candidates, f"hover over no menu item that opens a submenu ({action})"
+            choices.append(Choice(f"hover {target.mark}"))
         elif action.name == "select_option":
             target = _target(elements, action)
             option = next((c for c in candidates if c.option is not None and target is not None

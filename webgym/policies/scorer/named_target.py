@@ -3,11 +3,12 @@ from the list'): what greedy decoding holds back for it.
 
 Word matching cannot tell one lorem-ipsum link from another, nor one day of a calendar from the next (MiniLM puts
 "16", "20" and "24" close), and the networks learned to click a link once a section is open, whichever link it
-is. A task that names its target by its text, its date or a list option's text says exactly which element to
-click; until it is clicked, the others that do nothing for the task wait (a day or an option: everything else
-waits). Where the page does not show it, the agent opens what the page hides (a collapsed section or tab, a
-read-only date field's picker) instead of clicking something else, and a calendar that shows other days steps
-toward the named one with its Prev or Next control.
+is. A task that names its target by its text, its date, a list option's text or a menu path ("Select
+Clarissa>Robbyn") says exactly which element to click; until it is clicked, the others that do nothing for the
+task wait (a day, an option or a path's item: everything else waits). Where the page does not show it, the agent
+opens what the page hides (a collapsed section or tab, a submenu, a read-only date field's picker) instead of
+clicking something else, and a calendar that shows other days steps toward the named one with its Prev or Next
+control.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from webgym.policies.scorer.relations import DESCRIBED, ELEMENT_KINDS
 
 KIND_WORDS = r"(?:link|button|item|tab|option)"
 NAMED = re.compile(rf'\b(?:{KIND_WORDS}|label(?:l)?ed)\s+"([^"]+)"|"([^"]+)"\s+{KIND_WORDS}\b', re.I)
+MENU_PATH = re.compile(r"(?<![^\s\"'])([A-Za-z][^\s>\"']*(?:>[A-Za-z][^\s>\"']*)+)")
+"""A menu path written without spaces, "Clarissa>Robbyn": each item in turn ("File > Save As" is left alone:
+where its last item ends is unclear)."""
 CLICKS = ELEMENT_KINDS - {"fill"}
 EDGE = " \t.,;:!?'"
 EARLIER = frozenset({"prev", "previous", "previous month", "<", "‹", "«"})
@@ -51,7 +55,8 @@ class Target:
     text: str
     date: DateKey | None = None
     only: bool = False
-    """Shown, it is the only choice: a day or a list's option the task names says all there is to do first."""
+    """Shown, it is the only choice: a day, a list's option or a menu path's item the task names says all there is
+    to do first."""
 
     def names(self, element_text: str) -> bool:
         if self.date is None:
@@ -61,15 +66,24 @@ class Target:
 
 
 def named_targets(task: str, candidates: Sequence[Candidate] = ()) -> list[Target]:
-    """The elements the task names: its quoted texts, in its order, then its dates, then the one option of a
-    list on the page (`candidates`) whose whole text the task says ("Select Lithuania from the list"; none where
-    several are said)."""
+    """The elements the task names: its quoted texts, in its order, then the items of its menu paths, then its
+    dates, then the options of lists on the page (`candidates`) whose whole text the task says ("Select Lithuania
+    from the list"): one option, or several of lists that keep several choices, in the task's order (none where
+    it says several options of a list that keeps one)."""
     words = fold(task)
-    said = {c.option for c in candidates if c.option is not None and c.option.strip()
-            and re.search(rf"(?<!\w){re.escape(fold(c.option))}(?!\w)", words)}
+    said: dict[str, tuple[int, bool]] = {}
+    for c in candidates:
+        found = c.option is not None and c.option.strip() and re.search(
+            rf"(?<!\w){re.escape(fold(c.option))}(?!\w)", words)
+        if found:
+            said.setdefault(c.option, (found.start(), c.several))
+    options = sorted(said, key=lambda option: said[option][0])
+    if len(options) > 1 and not all(several for _, several in said.values()):
+        options = []
     return ([Target(fold(a or b)) for a, b in NAMED.findall(task)]
+            + [Target(fold(item), only=True) for path in MENU_PATH.findall(task) for item in path.split(">")]
             + [Target(str(key), key, only=True) for key in date_keys(task)]
-            + [Target(fold(option), only=True) for option in said if len(said) == 1])
+            + [Target(fold(option), only=True) for option in options])
 
 
 def _element_text(description: str) -> str:

@@ -115,8 +115,10 @@ def test_typing_that_was_never_submitted_is_no_choice_and_unknown_calls_are_repo
     choices, _, problem = step_choices(CHECKOUT, PAGE, [Action(name="type", text="Ada", mark=4),
                                                          Action(name="scroll", direction="down", amount=0.4)])
     assert problem is None and choices == [Choice("scroll down")]
+    _, _, problem = step_choices(CHECKOUT, PAGE, [Action(name="drag", mark=3, to_x=10, to_y=10)])
+    assert problem == "no candidate does drag"
     _, _, problem = step_choices(CHECKOUT, PAGE, [Action(name="hover", mark=3)])
-    assert problem == "no candidate does hover"
+    assert problem.startswith("hover over no menu item that opens a submenu")
     _, _, problem = step_choices(CHECKOUT, PAGE, [Action(name="click", x=1200, y=700)])
     assert problem.startswith("click at no visible element")
 

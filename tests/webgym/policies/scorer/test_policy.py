@@ -238,6 +238,62 @@ def test_greedy_decoding_chooses_the_option_of_a_list_the_task_names_before_anyt
     assert float("inf") not in _held_back(_decision(two, page, two), order_margin=3.0).values()
 
 
+def test_greedy_decoding_chooses_every_option_the_task_names_in_a_list_that_keeps_several():
+    """MiniWoB++'s click-scroll-list: a multiple select (a listbox) and a task that says two of its options. Each is
+    the only choice in the task's order until chosen, then Submit is free; where the list keeps one choice, two
+    said options name neither (above)."""
+    names = ["Gwen", "Willow", "Eula", "Cherianne"]
+    page = [Element(mark=1, tag="select", control="listbox", text=" ".join(names), options=names, x=0, y=0,
+                    width=100, height=80),
+            Element(mark=2, tag="button", control="button", text="Submit", x=0, y=90, width=100, height=20)]
+    task = "Select Cherianne, Willow from the scroll list and click Submit."
+    assert _free(_decision(task, page, task)) == {'choose "Cherianne" in "list 1"'}
+    first = (Chosen('choose "Cherianne" in "list 1"'),)
+    assert _free(_decision(task, page, task, first)) == {'choose "Willow" in "list 1"'}
+    both = (*first, Chosen('choose "Willow" in "list 1"'))
+    assert float("inf") not in _held_back(_decision(task, page, task, both), order_margin=3.0).values()
+
+
+def _menu(opened: bool) -> list[Element]:
+    """MiniWoB++'s click-menu as observe.py sees jQuery UI's menu: top items, one whose submenu is hidden (or shown,
+    with its items, when `opened`)."""
+    items = [Element(mark=1, tag="div", role="menuitem", control="menuitem", text="Clarissa", x=0, y=0, width=80,
+                     height=20, expanded=opened),
+             Element(mark=2, tag="div", role="menuitem", control="menuitem", text="Blanca", x=0, y=20, width=80,
+                     height=20, expanded=False),
+             Element(mark=3, tag="div", role="menuitem", control="menuitem", text="Orelie", x=0, y=40, width=80,
+                     height=20)]
+    return items + [Element(mark=4 + i, tag="div", role="menuitem", control="menuitem", text=name, x=80, y=20 * i,
+                            width=80, height=20) for i, name in enumerate(["Heda", "Robbyn"] if opened else [])]
+
+
+def test_greedy_decoding_follows_a_menu_path_hovering_its_items_and_reaches_a_named_item_through_submenus():
+    """A menu path ("Clarissa>Robbyn") names each item in turn: the first is hovered (a click on a menu item with a
+    submenu chooses it), then the item it shows is the only choice. A quoted item not shown ("Stop") is reached by
+    hovering the items whose submenus are hidden."""
+    task = "Select Clarissa>Robbyn"
+    closed = _decision(task, _menu(False), task)
+    assert _free(closed) == {'hover option "Clarissa" [menuitem, collapsed]'}
+    (hover,) = [c for c in closed.candidates if c.text in _free(closed)]
+    assert hover.actions() == [Action(name="hover", mark=1)]
+    hovered = (Chosen('hover option "Clarissa" [menuitem, collapsed]'),)
+    assert _free(_decision(task, _menu(True), task, hovered)) == {'click option "Robbyn" [menuitem]'}
+    quoted = 'Click the "Menu" button, and then find and click on the item labeled "Robbyn".'
+    clicked = (Chosen('click button "Menu"'),)
+    assert _free(_decision(quoted, _menu(False), quoted, clicked)) == {
+        'hover option "Clarissa" [menuitem, collapsed]', 'hover option "Blanca" [menuitem, collapsed]'}
+
+
+def test_a_recorded_hover_or_click_on_a_menu_item_with_a_hidden_submenu_is_its_hover_and_other_hovers_map_to_none():
+    """Training rebuilds what a step chose: the hover the candidate made, or a click an older policy or an oracle made
+    on that item; a hover over anything else is no candidate."""
+    for action in (Action(name="hover", mark=1), Action(name="click", mark=1)):
+        choices, _, why = step_choices(_menu(False), "", [action])
+        assert why is None and [c.key for c in choices] == ["hover 1"]
+    _, _, why = step_choices(_menu(False), "", [Action(name="hover", mark=3)])
+    assert why is not None and "hover over no menu item" in why
+
+
 def test_greedy_decoding_holds_what_finishes_the_task_back_by_a_margin_per_clause_left():
     """click-checkboxes-large: Submit after one of the listed boxes waits by a margin for each box left, so a
     network that scores Submit far above the next box still ticks them all first."""
