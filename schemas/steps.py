@@ -36,7 +36,10 @@ class Element(Row):
                                                           "for an element clickable only by script or cursor.")
     checked: bool | None = Field(default=None, description="A checkbox's or radio's state (aria-checked or "
                                                            "aria-pressed for ARIA controls); none when it has none.")
-    selected: bool | None = Field(default=None, description="aria-selected (a tab, an option); none when unset.")
+    selected: bool | None = Field(default=None, description="aria-selected (a tab, an option), or true for an "
+                                                            "element of class \"selected\" (a script's own "
+                                                            "selection, as MiniWoB++'s grids mark it); none when "
+                                                            "unset.")
     expanded: bool | None = Field(default=None, description="aria-expanded (or an open <details>; for an element "
                                                             "that opens a popup, aria-haspopup, and says neither, "
                                                             "whether its popup shows); none when unset.")

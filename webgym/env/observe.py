@@ -89,7 +89,7 @@ INTERACTIVE_JS = """() => {
   const icon = (e) => {
     const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\\("?([^")]*)/) || [])[1];
     const words = [image ? image.split('/').pop().split('.')[0] : colour(e), shape(e),
-                   ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c))];
+                   ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c) && c !== 'selected')];  // a state, not a name
     return [...new Set(words.filter(Boolean))].slice(0, 3).join(' ').replace(/[-_]/g, ' ');
   };
   const named = {'255,0,0': 'red', '0,128,0': 'green', '0,0,255': 'blue', '255,255,0': 'yellow', '255,165,0': 'orange',
@@ -231,7 +231,8 @@ INTERACTIVE_JS = """() => {
                 form: e.form ? Array.prototype.indexOf.call(document.forms, e.form) : null,
                 label: (field || readonly ? own : groupName) || null, value: field ? e.value : null, control: kind,
                 checked: toggle ? e.checked : (flag(e, 'aria-checked') ?? flag(e, 'aria-pressed')),
-                selected: e.tagName === 'OPTION' ? e.selected : flag(e, 'aria-selected'),
+                selected: e.tagName === 'OPTION' ? e.selected
+                          : flag(e, 'aria-selected') ?? (e.classList.contains('selected') ? true : null),
                 expanded: e.tagName === 'SUMMARY' ? e.parentElement.open : flag(e, 'aria-expanded') ?? popupShown(e),
                 options: options && options.filter(Boolean).slice(0, 50)});
   }

@@ -115,6 +115,16 @@ SUBMENU = """<html><body style="margin:0; font: 16px sans-serif">
 300 ms after the pointer enters it; a click on any item chooses it), and a multiple select (click-scroll-list)."""
 
 
+SWATCHES = """<html><body style="margin:0">
+  <span style="display: inline-block; width: 20px; height: 20px; background: rgb(93, 192, 93)"></span>
+  <span style="display: inline-block; width: 20px; height: 20px; background: rgb(55, 55, 179)"></span>
+  <script>
+    for (const s of document.querySelectorAll('span')) s.addEventListener('click', () => s.classList.toggle('selected'));
+  </script>
+</body></html>"""
+"""Colour swatches a script selects by a class (MiniWoB++'s click-shades)."""
+
+
 CALENDAR = """<html><body style="margin:0; font: 12px sans-serif">
   <div class="ui-datepicker"><div class="ui-datepicker-header">
       <a class="ui-datepicker-prev" title="Prev"><span>Prev</span></a>
@@ -357,6 +367,16 @@ def test_a_menu_item_whose_submenu_is_hidden_is_hovered_open_and_a_multiple_sele
                                    "o => o.text)") == ["Ann", "Cy"]
 
     _in_page(SUBMENU, scenario)
+
+
+def test_a_swatch_a_script_marks_selected_keeps_its_colour_name_and_reads_as_selected():
+    async def scenario(browser: Browser, page: Page) -> None:
+        elements = (await page_state(page))[0]
+        assert [(e.text, e.selected) for e in elements] == [("green", None), ("blue", None)]
+        await _take(page, elements, next(c for c in page_candidates(elements, "") if c.target == "green"))
+        assert [(e.text, e.selected) for e in (await page_state(page))[0]] == [("green", True), ("blue", None)]
+
+    _in_page(SWATCHES, scenario)
 
 
 def test_typing_into_a_field_an_open_suggestion_list_covers_closes_the_list_first():

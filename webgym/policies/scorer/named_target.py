@@ -3,9 +3,10 @@ from the list'): what greedy decoding holds back for it.
 
 Word matching cannot tell one lorem-ipsum link from another, nor one day of a calendar from the next (MiniLM puts
 "16", "20" and "24" close), and the networks learned to click a link once a section is open, whichever link it
-is. A task that names its target by its text, its date, a list option's text or a menu path ("Select
-Clarissa>Robbyn") says exactly which element to click; until it is clicked, the others that do nothing for the
-task wait (a day, an option or a path's item: everything else waits). Where the page does not show it, the agent
+is. A task that names its target by its text, its date, a list option's text, a menu path ("Select
+Clarissa>Robbyn") or what it asks all of ("all the shades of green") says exactly which element to click; until it
+is clicked, the others that do nothing for the task wait (a day, an option, a path's item or one of all: everything
+else waits). Where the page does not show it, the agent
 opens what the page hides (a collapsed section or tab, a submenu, a read-only date field's picker) instead of
 clicking something else, and a calendar that shows other days steps toward the named one with its Prev or Next
 control.
@@ -14,6 +15,7 @@ control.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,6 +30,8 @@ NAMED = re.compile(rf'\b(?:{KIND_WORDS}|label(?:l)?ed)\s+"([^"]+)"|"([^"]+)"\s+{
 MENU_PATH = re.compile(r"(?<![^\s\"'])([A-Za-z][^\s>\"']*(?:>[A-Za-z][^\s>\"']*)+)")
 """A menu path written without spaces, "Clarissa>Robbyn": each item in turn ("File > Save As" is left alone:
 where its last item ends is unclear)."""
+EVERY = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?(?:[a-z]+\s+of\s+)?([a-z][\w-]*)", re.I)
+"""'Select all the shades of green': the word that names every element to click."""
 CLICKS = ELEMENT_KINDS - {"fill"}
 EDGE = " \t.,;:!?'"
 EARLIER = frozenset({"prev", "previous", "previous month", "<", "‹", "«"})
@@ -57,6 +61,9 @@ class Target:
     only: bool = False
     """Shown, it is the only choice: a day, a list's option or a menu path's item the task names says all there is
     to do first."""
+    every: int = 0
+    """For "all the X": how many elements the page shows named X (two or more); each is clicked once, and one the
+    page shows selected is done."""
 
     def names(self, element_text: str) -> bool:
         if self.date is None:
@@ -69,7 +76,8 @@ def named_targets(task: str, candidates: Sequence[Candidate] = ()) -> list[Targe
     """The elements the task names: its quoted texts, in its order, then the items of its menu paths, then its
     dates, then the options of lists on the page (`candidates`) whose whole text the task says ("Select Lithuania
     from the list"): one option, or several of lists that keep several choices, in the task's order (none where
-    it says several options of a list that keeps one)."""
+    it says several options of a list that keeps one), then what it asks all of ("all the shades of green")
+    where the page shows several elements named so."""
     words = fold(task)
     said: dict[str, tuple[int, bool]] = {}
     for c in candidates:
@@ -80,10 +88,13 @@ def named_targets(task: str, candidates: Sequence[Candidate] = ()) -> list[Targe
     options = sorted(said, key=lambda option: said[option][0])
     if len(options) > 1 and not all(several for _, several in said.values()):
         options = []
+    named = Counter(fold(c.target) for c in candidates if c.kind in CLICKS)
     return ([Target(fold(a or b)) for a, b in NAMED.findall(task)]
             + [Target(fold(item), only=True) for path in MENU_PATH.findall(task) for item in path.split(">")]
             + [Target(str(key), key, only=True) for key in date_keys(task)]
-            + [Target(fold(option), only=True) for option in options])
+            + [Target(fold(option), only=True) for option in options]
+            + [Target(word, only=True, every=named[word]) for word in map(fold, EVERY.findall(task))
+               if named[word] > 1])
 
 
 def _element_text(description: str) -> str:
@@ -108,19 +119,30 @@ def _toward(target: Target, candidates: Sequence[Candidate], texts: Sequence[str
 def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate], serving: np.ndarray) -> np.ndarray:
     """(N,) what to take off each candidate's score, in units of the order margin (inf: not to be chosen).
 
-    The pending target is the first named one no earlier choice (`history`, their descriptions) clicked. Shown
-    on the page: a day the task names by its date, or a list's option by its text, is the only choice (no
-    scroll, answer or Submit comes before it); for a quoted target, "Done." and the clicks that are not it and
+    The pending target is the first named one no earlier choice (`history`, their descriptions) clicked (for "all
+    the X", while fewer clicks on X were made than the page shows elements named X and one is not selected).
+    Shown on the page: a day the task names by its date, a list's option by its text, a menu path's item, or an
+    element of "all the X" not yet selected, is the only choice (no scroll, answer or Submit comes before it);
+    for a quoted target, "Done." and the clicks that are not it and
     serve no clause of the task (`serving`, relations') wait. Not shown: only what may show it may be chosen
     (`_toward`); when nothing may, nothing is held (what reveals it may be a button like any other: a pie menu's
     "+"). A task that names no target holds nothing back."""
     held = np.zeros(len(candidates), dtype=np.float32)
-    clicked = {_element_text(text) for text in history}
-    pending = next((t for t in named_targets(task, candidates) if not any(t.names(c) for c in clicked)), None)
+    clicks = Counter(_element_text(text) for text in history)
+    clicked = set(clicks)
+    texts = [fold(c.target) if c.kind in CLICKS else None for c in candidates]
+
+    def left(target: Target) -> bool:
+        if target.every:
+            return clicks[target.text] < target.every and any(
+                t == target.text and not c.settled for c, t in zip(candidates, texts, strict=True))
+        return not any(target.names(c) for c in clicked)
+
+    pending = next((t for t in named_targets(task, candidates) if left(t)), None)
     if pending is None:
         return held
-    texts = [fold(c.target) if c.kind in CLICKS else None for c in candidates]
-    shown = [t is not None and pending.names(t) for t in texts]
+    shown = [t is not None and pending.names(t) and not (pending.every and c.settled)
+             for c, t in zip(candidates, texts, strict=True)]
     if not any(shown):
         way = _toward(pending, candidates, texts, clicked)
         if way.any():

@@ -284,6 +284,31 @@ def test_greedy_decoding_follows_a_menu_path_hovering_its_items_and_reaches_a_na
         'hover option "Clarissa" [menuitem, collapsed]', 'hover option "Blanca" [menuitem, collapsed]'}
 
 
+def _shades(selected: set[int]) -> list[Element]:
+    """MiniWoB++'s click-shades as observe.py names its swatches (marks 1-3 green, 4-5 red), `selected` marked so."""
+    colours = {1: "green", 2: "green", 3: "green", 4: "red", 5: "red"}
+    return [Element(mark=m, tag="span", text=c, x=20 * m, y=0, width=12, height=12, selected=m in selected or None)
+            for m, c in colours.items()] + [
+        Element(mark=6, tag="button", control="button", text="Submit", x=0, y=40, width=100, height=20)]
+
+
+def test_greedy_decoding_clicks_every_element_of_what_the_task_asks_all_of_once():
+    """"All the shades of green": each swatch named green not yet selected is the only choice, in any order; once
+    all are (or as many clicks were made), nothing is held. A word the page names only one element by is no
+    target."""
+    task = "Select all the shades of green and press Submit."
+    assert _free(_decision(task, _shades(set()), task)) == {'click button "green"'}
+    one = _decision(task, _shades({2}), task, (Chosen('click button "green"'),))
+    assert {c.mark for c in one.candidates if c.text in _free(one)} == {1, 3}
+    done = (Chosen('click button "green"'),) * 3
+    assert float("inf") not in _held_back(_decision(task, _shades({1, 2, 3}), task, done), order_margin=3.0).values()
+    unselected = _decision(task, _shades(set()), task, done)  # a page that shows no selection: clicks count
+    assert float("inf") not in _held_back(unselected, order_margin=3.0).values()
+    page = [Element(mark=1, tag="a", role="link", control="link", text="Products", x=0, y=0, width=60, height=20),
+            Element(mark=2, tag="a", role="link", control="link", text="About", x=0, y=20, width=60, height=20)]
+    assert _held_back(_decision("Show all products.", page, "Show all products."), order_margin=3.0) == {}
+
+
 def test_a_recorded_hover_or_click_on_a_menu_item_with_a_hidden_submenu_is_its_hover_and_other_hovers_map_to_none():
     """Training rebuilds what a step chose: the hover the candidate made, or a click an older policy or an oracle made
     on that item; a hover over anything else is no candidate."""
