@@ -33,6 +33,8 @@ where its last item ends is unclear)."""
 EVERY = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?(?:[a-z]+\s+of\s+)?([a-z][\w-]*)", re.I)
 """'Select all the shades of green': the word that names every element to click."""
 CLICKS = ELEMENT_KINDS - {"fill"}
+CLOSE_GLYPHS = frozenset({"x", "×", "✕", "✖"})
+"""What a task calls a close button by the cross it shows; the page names it "Close" (jQuery UI's dialog)."""
 EDGE = " \t.,;:!?'"
 EARLIER = frozenset({"prev", "previous", "previous month", "<", "‹", "«"})
 LATER = frozenset({"next", "next month", ">", "›", "»"})
@@ -67,7 +69,8 @@ class Target:
 
     def names(self, element_text: str) -> bool:
         if self.date is None:
-            return fold(element_text) == self.text
+            text = fold(element_text)
+            return text == self.text or (self.text in CLOSE_GLYPHS and text == "close")
         day = day_of(element_text)
         return day is not None and day[1:] == self.date[1:] and self.date[0] in (None, day[0])
 
