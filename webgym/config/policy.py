@@ -78,8 +78,12 @@ class ScorerConfig(Section):
                                         "it is shown only a read-only field (a date picker's) may be chosen, and "
                                         "a calendar of another month only steps toward it (Prev, Next); shown, "
                                         "it is the only choice, as is the one option of a list whose whole text "
-                                        "the task says (\"Select Lithuania from the list\"). Sampled rollouts are "
-                                        "unchanged.")
+                                        "the task says (\"Select Lithuania from the list\"; each in turn where "
+                                        "the list keeps several), each item of a menu path (\"Select "
+                                        "Clarissa>Robbyn\": a hidden submenu's item is hovered open), and each "
+                                        "element of what the task asks all of (\"all the shades of green\") "
+                                        "until selected. A quoted \"x\" names the button named Close. Sampled "
+                                        "rollouts are unchanged.")
     embedding_cache: ProjectPath | None = Field(
         default=".cache/scorer-embeddings",
         description="MiniLM vectors of page and candidate texts kept between runs, keyed by text hash (relative "
