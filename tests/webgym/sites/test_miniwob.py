@@ -188,57 +188,9 @@ def test_a_page_that_is_not_the_task_has_no_reward_and_raises_nothing(pages):
     assert not miniwob.judge(state).success
 
 
-async def _pick_the_named_day(page, utterance) -> list:
-    """choose-date-easy chosen as greedy decoding's date rule allows: before the picker is open only its field is
-    free, once open only the day the utterance names (jQuery UI's markup, named by observe.py), then Submit."""
-    import numpy as np
-
-    from webgym.env.observe import page_state
-    from webgym.policies.scorer.candidates import page_candidates
-    from webgym.policies.scorer.named_target import held_back
-
-    free = []
-    for _ in range(2):
-        elements, text, _ = await page_state(page)
-        candidates = page_candidates(elements, text)
-        held = held_back(utterance, [], candidates, np.zeros(len(candidates), dtype=bool))
-        free.append([c for c, h in zip(candidates, held, strict=True) if h == 0])
-        (chosen,) = free[-1]
-        element = next(e for e in elements if e.mark == chosen.mark)
-        await page.mouse.click(element.x + element.width / 2, element.y + element.height / 2)
-        await page.wait_for_timeout(500)  # the picker's opening animation
-    await page.click("#subbtn")
-    return free
-
-
-@pytest.mark.slow
-def test_the_day_a_date_task_names_is_the_only_choice_on_jquery_uis_picker(pages):
-    from playwright.async_api import async_playwright
-
-    from webgym.browser import launch_browser
-
-    async def run():
-        async with async_playwright() as playwright:
-            browser = await launch_browser(playwright, pages.host_map())
-            page = await browser.new_page()
-            await page.goto(miniwob.page_url("choose-date-easy"))
-            utterance = await page.evaluate(miniwob.START_JS, 3)
-            free = await _pick_the_named_day(page, utterance)
-            await page.wait_for_timeout(100)
-            result = utterance, free, miniwob.judge(await page.evaluate(miniwob.REWARD_JS))
-            await browser.close()
-            return result
-
-    utterance, free, verdict = asyncio.run(run())
-    month, day, year = utterance.split()[1].split("/")
-    assert [c.text for c in free[0]] == ['click button "Date:" [readonly]']
-    assert [c.text for c in free[1]] == [f'click link "December {int(day)}, {year}"'] and month == "12"
-    assert verdict.success
-
-
-async def _follow_the_menu_path(page, utterance) -> list:
-    """click-menu chosen as greedy decoding's menu-path rule allows, each step's one free candidate taken with the
-    agent's own tools: the path's items with hidden submenus are hovered, then its last item is clicked."""
+async def _free_choices(page, utterance: str, steps: int) -> list:
+    """`steps` steps as greedy decoding's named-target rule allows: each observes the page, keeps the candidates the
+    rule leaves free (there must be one) and takes it with the agent's own tools; the free candidates per step."""
     import numpy as np
 
     from webgym.env.actions import Browsing, execute
@@ -247,7 +199,7 @@ async def _follow_the_menu_path(page, utterance) -> list:
     from webgym.policies.scorer.named_target import held_back
 
     free = []
-    for _ in range(3):
+    for _ in range(steps):
         elements, text, _ = await page_state(page)
         candidates = page_candidates(elements, text)
         held = held_back(utterance, [c.text for step in free for c in step], candidates,
@@ -258,13 +210,12 @@ async def _follow_the_menu_path(page, utterance) -> list:
                                                        for e in elements})
         for action in chosen.actions():
             assert (await execute(browsing, action, 10)).ok
-        if not chosen.hover:
-            break
     return free
 
 
-@pytest.mark.slow
-def test_a_menu_path_is_followed_by_hovering_jquery_uis_submenus_open_and_clicking_its_last_item(pages):
+def _episode(pages, task: str, seed: int, play):
+    """One seeded episode of a MiniWoB++ task played by `play(page, utterance)`: the utterance, what play returned
+    and the page's own verdict."""
     from playwright.async_api import async_playwright
 
     from webgym.browser import launch_browser
@@ -273,15 +224,42 @@ def test_a_menu_path_is_followed_by_hovering_jquery_uis_submenus_open_and_clicki
         async with async_playwright() as playwright:
             browser = await launch_browser(playwright, pages.host_map())
             page = await browser.new_page()
-            await page.goto(miniwob.page_url("click-menu"))
-            utterance = await page.evaluate(miniwob.START_JS, 1)  # seed 1: a path of three items
-            free = await _follow_the_menu_path(page, utterance)
+            await page.goto(miniwob.page_url(task))
+            utterance = await page.evaluate(miniwob.START_JS, seed)
+            played = await play(page, utterance)
             await page.wait_for_timeout(100)
-            result = utterance, free, miniwob.judge(await page.evaluate(miniwob.REWARD_JS))
+            result = utterance, played, miniwob.judge(await page.evaluate(miniwob.REWARD_JS))
             await browser.close()
             return result
 
-    utterance, free, verdict = asyncio.run(run())
+    return asyncio.run(run())
+
+
+async def _pick_the_named_day(page, utterance: str) -> list:
+    """choose-date-easy: before the picker is open only its field is free, once open only the day the utterance
+    names (jQuery UI's markup, named by observe.py); then Submit."""
+    free = await _free_choices(page, utterance, 2)
+    await page.click("#subbtn")
+    return free
+
+
+@pytest.mark.slow
+def test_the_day_a_date_task_names_is_the_only_choice_on_jquery_uis_picker(pages):
+    utterance, free, verdict = _episode(pages, "choose-date-easy", 3, _pick_the_named_day)
+    month, day, year = utterance.split()[1].split("/")
+    assert [c.text for c in free[0]] == ['click button "Date:" [readonly]']
+    assert [c.text for c in free[1]] == [f'click link "December {int(day)}, {year}"'] and month == "12"
+    assert verdict.success
+
+
+async def _follow_the_menu_path(page, utterance: str) -> list:
+    """click-menu: the path's items with hidden submenus are hovered open, then its last item is clicked."""
+    return await _free_choices(page, utterance, len(utterance.split(">")))
+
+
+@pytest.mark.slow
+def test_a_menu_path_is_followed_by_hovering_jquery_uis_submenus_open_and_clicking_its_last_item(pages):
+    utterance, free, verdict = _episode(pages, "click-menu", 1, _follow_the_menu_path)  # seed 1: three items
     *parents, leaf = utterance.removeprefix("Select ").split(">")
     assert parents, utterance
     assert [[c.text for c in step] for step in free] == [
