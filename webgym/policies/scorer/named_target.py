@@ -6,10 +6,9 @@ Word matching cannot tell one lorem-ipsum link from another, nor one day of a ca
 is. A task that names its target by its text, its date, a list option's text, a menu path ("Select
 Clarissa>Robbyn") or what it asks all of ("all the shades of green") says exactly which element to click; until it
 is clicked, the others that do nothing for the task wait (a day, an option, a path's item or one of all: everything
-else waits). Where the page does not show it, the agent
-opens what the page hides (a collapsed section or tab, a submenu, a read-only date field's picker) instead of
-clicking something else, and a calendar that shows other days steps toward the named one with its Prev or Next
-control.
+else waits). Where the page does not show it, the agent opens what the page hides (a collapsed section or tab, a
+submenu, a read-only date field's picker) instead of clicking something else, and a calendar that shows other days
+steps toward the named one with its Prev or Next control.
 """
 
 from __future__ import annotations
@@ -61,8 +60,8 @@ class Target:
     text: str
     date: DateKey | None = None
     only: bool = False
-    """Shown, it is the only choice: a day, a list's option or a menu path's item the task names says all there is
-    to do first."""
+    """Shown, it is the only choice: a day, a list's option, a menu path's item or one of all the X the task names
+    says all there is to do first."""
     every: int = 0
     """For "all the X": how many elements the page shows named X (two or more); each is clicked once, and one the
     page shows selected is done."""
@@ -126,10 +125,10 @@ def held_back(task: str, history: Sequence[str], candidates: Sequence[Candidate]
     the X", while fewer clicks on X were made than the page shows elements named X and one is not selected).
     Shown on the page: a day the task names by its date, a list's option by its text, a menu path's item, or an
     element of "all the X" not yet selected, is the only choice (no scroll, answer or Submit comes before it);
-    for a quoted target, "Done." and the clicks that are not it and
-    serve no clause of the task (`serving`, relations') wait. Not shown: only what may show it may be chosen
-    (`_toward`); when nothing may, nothing is held (what reveals it may be a button like any other: a pie menu's
-    "+"). A task that names no target holds nothing back."""
+    for a quoted target, "Done." and the clicks that are not it and serve no clause of the task (`serving`,
+    relations') wait. Not shown: only what may show it may be chosen (`_toward`); when nothing may, nothing is held
+    (what reveals it may be a button like any other: a pie menu's "+"). A task that names no target holds nothing
+    back."""
     held = np.zeros(len(candidates), dtype=np.float32)
     clicks = Counter(_element_text(text) for text in history)
     clicked = set(clicks)
