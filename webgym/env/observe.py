@@ -88,8 +88,8 @@ INTERACTIVE_JS = """() => {
     ? 'triangle' : shapes[e.tagName] || '';
   const icon = (e) => {
     const image = e.tagName === 'IMG' ? e.src : (getComputedStyle(e).content.match(/url\\("?([^")]*)/) || [])[1];
-    const words = [image ? image.split('/').pop().split('.')[0] : colour(e), shape(e),
-                   ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c) && c !== 'selected')];  // a state, not a name
+    const words = [image ? image.split('/').pop().split('.')[0] : colour(e), shape(e),  // class selected: a state
+                   ...Array.from(e.classList).filter(c => /^[a-z-]+$/i.test(c) && c !== 'selected')];
     return [...new Set(words.filter(Boolean))].slice(0, 3).join(' ').replace(/[-_]/g, ' ');
   };
   const named = {'255,0,0': 'red', '0,128,0': 'green', '0,0,255': 'blue', '255,255,0': 'yellow', '255,165,0': 'orange',
