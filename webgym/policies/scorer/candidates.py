@@ -216,11 +216,20 @@ def opens_on_hover(element: Element) -> bool:
     return element.control == "menuitem" and element.expanded is False
 
 
+def _pointer(element: Element) -> str:
+    """What the element's own candidate does to it: hover or click."""
+    return "hover" if opens_on_hover(element) else "click"
+
+
+def _element_key(element: Element) -> str:
+    """The key of the element's own candidate ("click 7", "hover 3"): page_candidates and step_choices agree on it."""
+    return f"{_pointer(element)} {element.mark}"
+
+
 def _described(element: Element, kind: str) -> str:
     group = f" ({element.label})" if element.label and kind in ("option", "toggle") else ""
     state = state_words(element)
-    verb = "hover" if opens_on_hover(element) else "click"
-    return f'{verb} {kind} "{element.text}"{group}' + (f" [{', '.join(state)}]" if state else "")
+    return f'{_pointer(element)} {kind} "{element.text}"{group}' + (f" [{', '.join(state)}]" if state else "")
 
 
 def answer_lines(page_text: str | None) -> list[tuple[str, str]]:
@@ -263,10 +272,10 @@ def page_candidates(elements: Sequence[Element] | None, page_text: str | None) -
             if element.role == "submit":  # a form's own: its fill submits it (keeping every field is a fill too)
                 continue
             # a button grouped with fields by layout may be a choice of its own (click "Next" or "OK"): kept
-        hover = opens_on_hover(element)
-        out.append(Candidate(kind, _described(element, kind), f"{'hover' if hover else 'click'} {element.mark}",
-                             element.text, mark=element.mark, settled=bool(element.selected or element.expanded),
-                             hides=element.expanded is False or element.control == "readonly", hover=hover))
+        out.append(Candidate(kind, _described(element, kind), _element_key(element), element.text, mark=element.mark,
+                             settled=bool(element.selected or element.expanded),
+                             hides=element.expanded is False or element.control == "readonly",
+                             hover=opens_on_hover(element)))
     for form, fields in forms.items():
         submit = submits.get(form) if isinstance(form, int) else None
         names = ", ".join(f'"{field_name(f)}"' for f in fields)
@@ -358,12 +367,12 @@ def step_choices(elements: Sequence[Element] | None, page_text: str | None,
                 continue
             # a radio between typing keeps the typing pending; a click on a menu item that opens a submenu is
             # that item's choice, which hovers it
-            choices.append(Choice(f"{'hover' if opens_on_hover(target) else 'click'} {target.mark}"))
+            choices.append(Choice(_element_key(target)))
         elif action.name == "hover":
             target = _target(elements, action)
             if target is None or not opens_on_hover(target):
                 return choices, candidates, f"hover over no menu item that opens a submenu ({action})"
-            choices.append(Choice(f"hover {target.mark}"))
+            choices.append(Choice(_element_key(target)))
         elif action.name == "select_option":
             target = _target(elements, action)
             option = next((c for c in candidates if c.option is not None and target is not None
