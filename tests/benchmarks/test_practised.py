@@ -1,0 +1,74 @@
+"""The practised-tasks benchmark measures what it claims: the tasks are every training task the nights rolled out
+(not evaluations, not its own re-runs), by world and by whether any night solved it; the two checkpoints are the
+first and the last promoted; and the pairing counts tasks only one checkpoint solved."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from schemas.checkpoints import Checkpoint
+from schemas.judgments import Judgment
+from schemas.promotions import Promotion
+from schemas.tasks import Task
+from schemas.trajectories import Trajectory
+from tests.benchmarks import load_benchmark
+from tests.conftest import NOW, rows
+from webgym.config import JudgeConfig
+from webgym.lake import Lake
+
+bench = load_benchmark("practised")
+
+
+def _episodes(lake, episodes: list[tuple[str, str, int, str, bool]]) -> None:
+    """(trajectory, task, iteration, purpose, success) episodes, each judged by the exact verifier."""
+    lake.write_table("trajectories", rows([
+        Trajectory(trajectory_id=tid, task_id=task, iteration=it, purpose=purpose, policy="scorer",
+                   policy_version="c", horizon=10, n_steps=2, termination="answered", started_at=NOW, ended_at=NOW)
+        for tid, task, it, purpose, _ in episodes]))
+    lake.write_table("judgments", rows([
+        Judgment(judgment_id=f"j-{tid}", trajectory_id=tid, judge="exact", status="judged", success=ok,
+                 reward=float(ok), judged_at=NOW) for tid, _, _, _, ok in episodes]))
+
+
+def test_practised_tasks_are_the_nights_training_tasks_by_world_and_whether_a_night_solved_them(lake):
+    lake.write_table("tasks", rows([
+        Task(task_id=t, source=source, source_id=t, text=f"task {t}", website="a.test", split="train", created_at=NOW)
+        for t, source in (("t1", "synthetic"), ("t2", "synthetic"), ("m1", "miniwob"), ("v1", "synthetic"))]))
+    _episodes(lake, [("a", "t1", 1, "train", False), ("b", "t1", 2, "train", True), ("c", "t2", 1, "train", False),
+                     ("d", "m1", 3, "train", True), ("e", "v1", 1, "validation", True),
+                     ("f", "t2", 1100, "train", True)])  # the benchmark's own greedy episode: not practice
+    tasks = bench.practised_tasks(lake, JudgeConfig()).set_index("task_id")
+    assert tasks.index.tolist() == ["m1", "t1", "t2"]
+    assert tasks["world"].tolist() == ["miniwob", "synthetic", "synthetic"]
+    assert tasks["solved_by_nights"].tolist() == [True, True, False]
+
+
+def test_the_checkpoints_are_the_first_and_last_promoted_found_where_the_lake_moved(lake, tmp_path):
+    (tmp_path / "models" / "c0").mkdir(parents=True)
+    lake.write_table("checkpoints", rows([
+        Checkpoint(checkpoint_id=c, iteration=i, path=f"/gone/{c}", objective="sft", metrics={}, created_at=NOW)
+        for i, c in enumerate(("c0", "c1", "c2", "c3"))]))
+    lake.write_table("promotions", rows([
+        Promotion(checkpoint_id=c, iteration=i, promoted=ok, episodes=40, reason="r", decided_at=NOW)
+        for i, (c, ok) in enumerate((("c0", True), ("c1", False), ("c2", True), ("c3", False)))]))
+    served = bench.served(lake, tmp_path / "models")
+    assert served == {"warm start": {"checkpoint": "c0", "path": str(tmp_path / "models" / "c0")},
+                      "last served": {"checkpoint": "c2", "path": str(tmp_path / "models" / "c2")}}
+    refused = Lake(tmp_path / "refused")
+    refused.init()
+    refused.write_table("promotions", rows([Promotion(checkpoint_id="c1", iteration=1, promoted=False, episodes=40,
+                                                      reason="r", decided_at=NOW)]))
+    with pytest.raises(ValueError, match="no promoted checkpoint"):
+        bench.served(refused, tmp_path / "models")
+
+
+def test_pairs_count_tasks_only_one_checkpoint_solved_per_group_and_in_all():
+    table = pd.DataFrame({"world": ["synthetic"] * 4 + ["miniwob"] * 2,
+                          "warm start": [True, False, False, True, False, False],
+                          "last served": [True, True, True, False, False, True]})
+    by_world = {p["world"]: p for p in bench.pairs(table, "last served", "warm start", ["world"])}
+    assert (by_world["all"]["tasks"], by_world["all"]["gained"], by_world["all"]["lost"]) == (6, 3, 1)
+    assert (by_world["synthetic"]["gained"], by_world["synthetic"]["lost"]) == (2, 1)
+    assert (by_world["miniwob"]["gained"], by_world["miniwob"]["lost"]) == (1, 0)
+    assert by_world["synthetic"]["warm start"]["successes"] == 2 and by_world["synthetic"]["last served"]["episodes"] == 4
