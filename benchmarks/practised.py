@@ -39,7 +39,7 @@ from webgym.warehouse import query  # noqa: E402
 
 ITERATIONS = {"warm start": 1100, "last served": 1101}
 """Where each checkpoint's greedy episodes go in the copied lake, apart from any night's."""
-PAIR_KEYS = ["world", "solved_by_nights"]
+GROUPINGS = [["world"], ["world", "solved_by_nights"]]
 
 
 def served(lake: Lake, models: Path) -> dict[str, dict[str, str]]:
@@ -98,12 +98,15 @@ def outcomes(lake: Lake, judge: JudgeConfig) -> pd.DataFrame:
     return frame.pivot_table(index="task_id", columns="point", values="success", aggfunc="max").astype(bool)
 
 
-def pairs(rows: pd.DataFrame, new: str, old: str, keys: list[str]) -> list[dict]:
-    """Per group of `keys` (and all rows together): tasks, each column's successes with its interval, tasks only
-    `new` solved (gained), only `old` solved (lost), and the exact McNemar p."""
-    groups = [({key: "all" for key in keys}, rows), *(
-        (dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True)), group)
-        for key, group in rows.groupby(keys, sort=True))]
+def pairs(rows: pd.DataFrame, new: str, old: str, groupings: list[list[str]]) -> list[dict]:
+    """All rows together, then per group of each grouping's keys: tasks, each column's successes with its interval,
+    tasks only `new` solved (gained), only `old` solved (lost), and the exact McNemar p."""
+    keys = list(dict.fromkeys(key for keys in groupings for key in keys))
+    groups = [({key: "all" for key in keys}, rows)]
+    for grouping in groupings:
+        for values, group in rows.groupby(grouping, sort=True):
+            named = dict(zip(grouping, values, strict=True))
+            groups.append(({key: named.get(key, "all") for key in keys}, group))
     out = []
     for names, group in groups:
         gained, lost = discordant(group[new], group[old])
@@ -116,7 +119,8 @@ def pairs(rows: pd.DataFrame, new: str, old: str, keys: list[str]) -> list[dict]
 
 def held_out_pairs(lake: Lake, warm_start: str) -> list[dict]:
     """The headline test evaluation's held-out kinds: the warm start's episodes against the last iteration's,
-    task by task (the external MiniWoB++ kind included)."""
+    task by task; "all" is the synthetic kinds together, as in the learning curve (the external MiniWoB++ kind is
+    a row of its own)."""
     evals = lake.read_table("evals")
     evals = evals[evals["split"] == "test"]
     headline = evals.groupby("evaluation")["iteration"].nunique().idxmax()
@@ -126,7 +130,9 @@ def held_out_pairs(lake: Lake, warm_start: str) -> list[dict]:
     both = warm.merge(last, on=["held_out", "task_id"], suffixes=("_warm", "_last"))
     table = pd.DataFrame({"held_out": both["held_out"].fillna("site"), "warm start": both["success_warm"].astype(bool),
                           "last served": both["success_last"].astype(bool)})
-    return pairs(table, "last served", "warm start", ["held_out"])
+    synthetic = table["held_out"] != "external"
+    return [*pairs(table[synthetic], "last served", "warm start", [["held_out"]]),
+            *pairs(table[~synthetic], "last served", "warm start", [["held_out"]])[1:]]
 
 
 def study(profile: Path, lake_dir: Path, models: Path, out: Path) -> dict:
@@ -140,7 +146,7 @@ def study(profile: Path, lake_dir: Path, models: Path, out: Path) -> dict:
         roll_out(greedy, lake_dir, iteration, checkpoints[point]["path"], tasks["task_id"].tolist())
     rows = tasks.merge(outcomes(lake, judge), left_on="task_id", right_index=True)
     return {"lake": str(lake_dir), "checkpoints": checkpoints,
-            "practised": pairs(rows, "last served", "warm start", PAIR_KEYS),
+            "practised": pairs(rows, "last served", "warm start", GROUPINGS),
             "held_out": held_out_pairs(lake, checkpoints["warm start"]["checkpoint"])}
 
 

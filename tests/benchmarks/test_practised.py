@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from schemas.checkpoints import Checkpoint
+from schemas.evals import Eval
 from schemas.judgments import Judgment
 from schemas.promotions import Promotion
 from schemas.tasks import Task
@@ -63,12 +64,33 @@ def test_the_checkpoints_are_the_first_and_last_promoted_found_where_the_lake_mo
         bench.served(refused, tmp_path / "models")
 
 
-def test_pairs_count_tasks_only_one_checkpoint_solved_per_group_and_in_all():
+def test_pairs_count_tasks_only_one_checkpoint_solved_in_all_and_per_group_of_each_grouping():
     table = pd.DataFrame({"world": ["synthetic"] * 4 + ["miniwob"] * 2,
+                          "solved_by_nights": [True, True, False, False, False, True],
                           "warm start": [True, False, False, True, False, False],
                           "last served": [True, True, True, False, False, True]})
-    by_world = {p["world"]: p for p in bench.pairs(table, "last served", "warm start", ["world"])}
-    assert (by_world["all"]["tasks"], by_world["all"]["gained"], by_world["all"]["lost"]) == (6, 3, 1)
-    assert (by_world["synthetic"]["gained"], by_world["synthetic"]["lost"]) == (2, 1)
-    assert (by_world["miniwob"]["gained"], by_world["miniwob"]["lost"]) == (1, 0)
-    assert by_world["synthetic"]["warm start"]["successes"] == 2 and by_world["synthetic"]["last served"]["episodes"] == 4
+    found = {(p["world"], p["solved_by_nights"]): p
+             for p in bench.pairs(table, "last served", "warm start", [["world"], ["world", "solved_by_nights"]])}
+    assert list(found) == [("all", "all"), ("miniwob", "all"), ("synthetic", "all"), ("miniwob", False),
+                           ("miniwob", True), ("synthetic", False), ("synthetic", True)]
+    assert [found["all", "all"][k] for k in ("tasks", "gained", "lost")] == [6, 3, 1]
+    assert [found["synthetic", "all"][k] for k in ("tasks", "gained", "lost")] == [4, 2, 1]
+    assert [found["synthetic", False][k] for k in ("tasks", "gained", "lost")] == [2, 1, 1]
+    assert [found["miniwob", True][k] for k in ("tasks", "gained", "lost")] == [1, 1, 0]
+    assert found["synthetic", "all"]["warm start"]["successes"] == 2
+    assert found["synthetic", "all"]["last served"]["episodes"] == 4
+
+
+def test_held_out_kinds_pair_the_warm_start_with_the_last_iteration_and_keep_the_external_kind_apart(lake):
+    solved = {("untrained", "site"): set(), ("warm", "site"): {0, 1}, ("warm", "family"): {0}, ("warm", "external"): {0},
+              ("c2", "site"): {1, 2, 3}, ("c2", "family"): set(), ("c2", "external"): {0, 1}}
+    lake.write_table("evals", rows([
+        Eval(trajectory_id=f"{c}-{kind}-{i}", evaluation="e", iteration=it, checkpoint=c, split="test",
+             held_out=kind, task_id=f"{kind}{i}", domain="shopping", success=i in solved[c, kind], evaluated_at=NOW)
+        for c, it in (("untrained", 0), ("warm", 0), ("c2", 2)) for kind in ("site", "family", "external")
+        if (c, kind) in solved for i in range(4)]))
+    found = {p["held_out"]: p for p in bench.held_out_pairs(lake, "warm")}
+    assert list(found) == ["all", "family", "site", "external"]
+    assert [found["all"][k] for k in ("tasks", "gained", "lost")] == [8, 2, 2]  # the synthetic kinds only
+    assert [found["site"][k] for k in ("tasks", "gained", "lost")] == [4, 2, 1]
+    assert [found["external"][k] for k in ("tasks", "gained", "lost")] == [4, 1, 0]
