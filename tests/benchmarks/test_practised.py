@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from schemas.accepted import AcceptedStep
 from schemas.checkpoints import Checkpoint
 from schemas.evals import Eval
 from schemas.judgments import Judgment
@@ -81,16 +82,34 @@ def test_pairs_count_tasks_only_one_checkpoint_solved_in_all_and_per_group_of_ea
     assert found["synthetic", "all"]["last served"]["episodes"] == 4
 
 
-def test_held_out_kinds_pair_the_warm_start_with_the_last_iteration_and_keep_the_external_kind_apart(lake):
-    solved = {("untrained", "site"): set(), ("warm", "site"): {0, 1}, ("warm", "family"): {0}, ("warm", "external"): {0},
-              ("c2", "site"): {1, 2, 3}, ("c2", "family"): set(), ("c2", "external"): {0, 1}}
+def test_held_out_kinds_pair_the_warm_start_the_last_night_and_the_control_with_the_external_kind_apart(lake):
+    solved = {("untrained", 0, "site"): set(), ("warm", 0, "site"): {0, 1}, ("warm", 0, "family"): {0},
+              ("warm", 0, "external"): {0}, ("c2", 2, "site"): {1, 2, 3}, ("c2", 2, "family"): set(),
+              ("c2", 2, "external"): {0, 1}, ("ctl", 1102, "site"): {0, 1, 2}, ("ctl", 1102, "family"): {0}}
     lake.write_table("evals", rows([
         Eval(trajectory_id=f"{c}-{kind}-{i}", evaluation="e", iteration=it, checkpoint=c, split="test",
-             held_out=kind, task_id=f"{kind}{i}", domain="shopping", success=i in solved[c, kind], evaluated_at=NOW)
-        for c, it in (("untrained", 0), ("warm", 0), ("c2", 2)) for kind in ("site", "family", "external")
-        if (c, kind) in solved for i in range(4)]))
-    found = {p["held_out"]: p for p in bench.held_out_pairs(lake, "warm")}
-    assert list(found) == ["all", "family", "site", "external"]
-    assert [found["all"][k] for k in ("tasks", "gained", "lost")] == [8, 2, 2]  # the synthetic kinds only
-    assert [found["site"][k] for k in ("tasks", "gained", "lost")] == [4, 2, 1]
-    assert [found["external"][k] for k in ("tasks", "gained", "lost")] == [4, 1, 0]
+             held_out=kind, task_id=f"{kind}{i}", domain="shopping", success=i in won, evaluated_at=NOW)
+        for (c, it, kind), won in solved.items() for i in range(4)]))
+    outcomes = bench.held_out_outcomes(lake, {"warm start": {"checkpoint": "warm"}, "last served": {"checkpoint": "c2"},
+                                              "demonstrations only": {"checkpoint": "ctl"}})
+    nights = {p["held_out"]: p for p in bench.held_out_pairs(outcomes, "last served", "warm start")}
+    assert list(nights) == ["all", "family", "site", "external"]
+    assert [nights["all"][k] for k in ("tasks", "gained", "lost")] == [8, 2, 2]  # the synthetic kinds only
+    assert [nights["site"][k] for k in ("tasks", "gained", "lost")] == [4, 2, 1]
+    assert [nights["external"][k] for k in ("tasks", "gained", "lost")] == [4, 1, 0]
+    # the control was evaluated on the synthetic kinds only: its pairs have no external row
+    control = {p["held_out"]: p for p in bench.held_out_pairs(outcomes, "last served", "demonstrations only")}
+    assert list(control) == ["all", "family", "site"]
+    assert [control["site"][k] for k in ("gained", "lost")] == [1, 1] and control["family"]["lost"] == 1
+
+
+def test_the_control_trains_on_each_nights_demonstration_steps_and_not_on_its_own_episodes(lake):
+    lake.write_table("trajectories", rows([
+        Trajectory(trajectory_id=tid, task_id="t1", iteration=it, purpose=purpose, policy="scorer",
+                   policy_version="c", horizon=10, n_steps=2, termination="answered", started_at=NOW, ended_at=NOW)
+        for tid, it, purpose in (("demo", 0, "demonstration"), ("own", 1, "train"))]))
+    lake.write_table("accepted", rows([
+        AcceptedStep(trajectory_id=tid, t=t, iteration=it, objective="filtered_bc", reason="success", weight=1.0)
+        for tid, it in (("demo", 0), ("demo", 2), ("own", 2)) for t in (0, 1)]))
+    night = bench.night_demonstrations(lake, 2, "filtered_bc")
+    assert night["trajectory_id"].tolist() == ["demo", "demo"] and set(night["iteration"]) == {2}
