@@ -10,16 +10,17 @@ epochs on the warm start's demonstrations (most of a night's accepted steps), so
 epochs alone. The control tells them apart: the served chain trained again from the warm start, each promoted
 night on its accepted steps of demonstrations only, with the profile's `train` block (the nights' recipe).
 
-It copies the lake to --out (the lake itself is not written; a rerun reuses the copy, the control and the finished
-episodes), takes every training task the nights rolled out (trajectories of purpose train) and whether any of its
-rollouts succeeded, rolls each out once, greedily (the profile's policy with `policy.scorer.greedy`, so with the
-margins evaluations decide with), with the warm start (the first promoted checkpoint), the last promoted one and
-the control (`webgym rollout --split train --task ...`, iterations 1100-1102), judges them (`webgym judge run`),
-and evaluates the control on the lake's held-out tasks (`webgym evaluate --size N`, N the warm start's episodes
-per held-out kind, so the same tasks). Then it pairs, task by task (tasks gained, tasks lost, exact McNemar p), the
-last served checkpoint and the control each with the warm start, and the last served with the control: on the
-practised tasks per world (synthetic sites, MiniWoB++) and by whether a night had solved the task, and on each
-held-out kind (the nights' own evaluations for the warm start and the last served).
+It copies the lake to --out (the lake itself is not written; a rerun reuses the copy and the finished episodes, and
+trains the control again: seeded, so to the same weights), takes every training task the nights rolled out
+(trajectories of purpose train) and whether any of its rollouts succeeded, rolls each out once, greedily (the
+profile's policy with `policy.scorer.greedy`, so with the margins evaluations decide with), with the warm start
+(the first promoted checkpoint), the last promoted one and the control (`webgym rollout --split train --task ...`,
+iterations 1100-1102), judges them (`webgym judge run`), and evaluates the control on the lake's held-out tasks
+(`webgym evaluate --size N`, N the warm start's episodes per held-out kind, so the same tasks). Then it pairs, task
+by task (tasks gained, tasks lost, exact McNemar p), the last served checkpoint and the control each with the warm
+start, and the last served with the control: on the practised tasks per world (synthetic sites, MiniWoB++) and by
+whether a night had solved the task, and on each held-out kind (the nights' own evaluations for the warm start and
+the last served).
 
 Prints one JSON line and writes it to --out/practised.json.
 """
@@ -133,14 +134,16 @@ def roll_out(profile: Path, lake: Path, iteration: int, checkpoint: str, task_id
     webgym(profile, lake, "judge", "run", "--iteration", str(iteration))
 
 
-def outcomes(lake: Lake, judge: JudgeConfig) -> pd.DataFrame:
-    """Success per task (rows) and checkpoint point (columns) of the greedy episodes."""
+def outcomes(lake: Lake, judge: JudgeConfig, checkpoints: dict[str, dict[str, str]]) -> pd.DataFrame:
+    """Success per task (rows) and point (columns) of each point's greedy episodes: those at its iteration rolled
+    out by its checkpoint (an episode another checkpoint left there does not count)."""
     frame = query(lake, f"""
-        SELECT tr.task_id, tr.iteration, coalesce(v.success, false) AS success
+        SELECT tr.task_id, tr.iteration, tr.policy_version, coalesce(v.success, false) AS success
         FROM trajectories tr LEFT JOIN verdicts v USING (trajectory_id)
         WHERE tr.iteration IN ({", ".join(str(i) for i in ITERATIONS.values())})""", judge)
     points = {iteration: point for point, iteration in ITERATIONS.items()}
     frame = frame.assign(point=frame["iteration"].map(points))
+    frame = frame[frame["policy_version"] == frame["point"].map(lambda p: checkpoints[p]["checkpoint"])]
     return frame.pivot_table(index="task_id", columns="point", values="success", aggfunc="max").astype(bool)
 
 
@@ -210,7 +213,7 @@ def study(profile: Path, lake_dir: Path, models: Path, out: Path) -> dict:
         roll_out(greedy, lake_dir, iteration, checkpoints[point]["path"], tasks["task_id"].tolist())
     webgym(profile, lake_dir, "evaluate", "--checkpoint", checkpoints[CONTROL]["path"], "--iteration",
            str(ITERATIONS[CONTROL]), "--size", str(held_out_size(lake, checkpoints[WARM]["checkpoint"])))
-    rows = tasks.merge(outcomes(lake, config.judge), left_on="task_id", right_index=True)
+    rows = tasks.merge(outcomes(lake, config.judge, checkpoints), left_on="task_id", right_index=True)
     held_out = held_out_outcomes(lake, checkpoints)
     return {"lake": str(lake_dir), "checkpoints": checkpoints,
             "practised": {f"{new} against {old}": pairs(rows, new, old, GROUPINGS) for new, old in COMPARISONS},

@@ -113,3 +113,19 @@ def test_the_control_trains_on_each_nights_demonstration_steps_and_not_on_its_ow
         for tid, it in (("demo", 0), ("demo", 2), ("own", 2)) for t in (0, 1)]))
     night = bench.night_demonstrations(lake, 2, "filtered_bc")
     assert night["trajectory_id"].tolist() == ["demo", "demo"] and set(night["iteration"]) == {2}
+
+
+def test_a_points_outcomes_are_its_own_checkpoints_episodes_at_its_iteration(lake):
+    lake.write_table("trajectories", rows([
+        Trajectory(trajectory_id=tid, task_id=task, iteration=it, purpose="train", policy="scorer", policy_version=c,
+                   horizon=10, n_steps=2, termination="answered", started_at=NOW, ended_at=NOW)
+        for tid, task, it, c in (("w1", "t1", 1100, "warm"), ("l1", "t1", 1101, "last"), ("c1", "t1", 1102, "ctl"),
+                                 ("x1", "t1", 1102, "an earlier control"))]))
+    lake.write_table("judgments", rows([
+        Judgment(judgment_id=f"j-{tid}", trajectory_id=tid, judge="exact", status="judged", success=ok,
+                 reward=float(ok), judged_at=NOW) for tid, ok in (("w1", False), ("l1", True), ("c1", False),
+                                                                   ("x1", True))]))
+    points = {"warm start": {"checkpoint": "warm"}, "last served": {"checkpoint": "last"},
+              "demonstrations only": {"checkpoint": "ctl"}}
+    table = bench.outcomes(lake, JudgeConfig(), points)
+    assert table.loc["t1"].to_dict() == {"demonstrations only": False, "last served": True, "warm start": False}
