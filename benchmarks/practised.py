@@ -40,6 +40,7 @@ import pandas as pd  # noqa: E402
 import yaml  # noqa: E402
 
 from benchmarks.decisions import copy_lake  # noqa: E402
+from benchmarks.learning_curve import headline_evals  # noqa: E402
 from webgym.config import Config, JudgeConfig, load_config  # noqa: E402
 from webgym.lake import Lake  # noqa: E402
 from webgym.lake.queries import accepted_rows  # noqa: E402
@@ -103,11 +104,12 @@ def train_control(config: Config, lake: Lake, warm_start: str, out: Path) -> dic
 def practised_tasks(lake: Lake, judge: JudgeConfig) -> pd.DataFrame:
     """One row per training task the nights rolled out: task_id, world (synthetic or miniwob) and
     solved_by_nights (any of its rollouts succeeded)."""
-    frame = query(lake, """
+    frame = query(lake, f"""
         SELECT tr.task_id, any_value(CASE WHEN t.source LIKE 'miniwob%' THEN 'miniwob' ELSE 'synthetic' END) AS world,
                bool_or(coalesce(v.success, false)) AS solved_by_nights
         FROM trajectories tr JOIN tasks t USING (task_id) LEFT JOIN verdicts v USING (trajectory_id)
-        WHERE tr.purpose = 'train' AND tr.iteration < 1000 GROUP BY tr.task_id ORDER BY tr.task_id""", judge)
+        WHERE tr.purpose = 'train' AND tr.iteration < {min(ITERATIONS.values())}
+        GROUP BY tr.task_id ORDER BY tr.task_id""", judge)
     if frame.empty:
         raise ValueError(f"{lake.root}: no training rollouts; did a night run there?")
     return frame
@@ -166,18 +168,21 @@ def pairs(rows: pd.DataFrame, new: str, old: str, groupings: list[list[str]]) ->
     return out
 
 
+def nights_held_out(lake: Lake) -> pd.DataFrame:
+    """The evals rows of the nights' headline test evaluation (the learning curve's), without this benchmark's."""
+    evals = headline_evals(lake)
+    return evals[evals["iteration"] < min(ITERATIONS.values())]
+
+
 def held_out_outcomes(lake: Lake, checkpoints: dict[str, dict[str, str]]) -> pd.DataFrame:
     """Success per held-out task (rows: kind, task) of the warm start's and the last iteration's episodes of the
     nights' headline test evaluation, and of the control's evaluation when there is one (columns)."""
-    evals = lake.read_table("evals")
-    evals = evals[evals["split"] == "test"]
-    nights = evals[evals["iteration"] < min(ITERATIONS.values())]
-    headline = nights.groupby("evaluation")["iteration"].nunique().idxmax()
-    nights = nights[nights["evaluation"] == headline]
+    nights = nights_held_out(lake)
     chosen = {WARM: nights[(nights["iteration"] == 0) & (nights["checkpoint"] == checkpoints[WARM]["checkpoint"])],
               LAST: nights[nights["iteration"] == nights["iteration"].max()]}
     if CONTROL in checkpoints:
-        chosen[CONTROL] = evals[(evals["iteration"] == ITERATIONS[CONTROL])
+        evals = lake.read_table("evals")
+        chosen[CONTROL] = evals[(evals["split"] == "test") & (evals["iteration"] == ITERATIONS[CONTROL])
                                 & (evals["checkpoint"] == checkpoints[CONTROL]["checkpoint"])]
     table = pd.concat([frame.assign(point=point) for point, frame in chosen.items()])
     table = table.assign(held_out=table["held_out"].fillna("site"))
@@ -193,10 +198,10 @@ def held_out_pairs(outcomes: pd.DataFrame, new: str, old: str) -> list[dict]:
 
 
 def held_out_size(lake: Lake, warm_start: str) -> int:
-    """How many held-out tasks of each synthetic kind the warm start was evaluated on (evaluate's --size)."""
-    evals = lake.read_table("evals")
-    warm = evals[(evals["split"] == "test") & (evals["iteration"] == 0) & (evals["checkpoint"] == warm_start)
-                 & (evals["held_out"] != "external")]
+    """How many held-out tasks of each synthetic kind the nights evaluated the warm start on (evaluate's --size)."""
+    nights = nights_held_out(lake)
+    warm = nights[(nights["iteration"] == 0) & (nights["checkpoint"] == warm_start)
+                  & (nights["held_out"] != "external")]
     return int(warm.groupby("held_out")["task_id"].nunique().max())
 
 
