@@ -129,3 +129,11 @@ def test_a_points_outcomes_are_its_own_checkpoints_episodes_at_its_iteration(lak
               "demonstrations only": {"checkpoint": "ctl"}}
     table = bench.outcomes(lake, JudgeConfig(), points)
     assert table.loc["t1"].to_dict() == {"demonstrations only": False, "last served": True, "warm start": False}
+
+
+def test_a_lake_without_training_rollouts_is_named(lake):
+    lake.write_table("tasks", rows([Task(task_id="t1", source="synthetic", source_id="t1", text="task",
+                                         website="a.test", split="train", created_at=NOW)]))
+    _episodes(lake, [("e", "t1", 0, "demonstration", True)])
+    with pytest.raises(ValueError, match="no training rollouts; did a night run there"):
+        bench.practised_tasks(lake, JudgeConfig())
