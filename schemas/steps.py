@@ -25,7 +25,10 @@ class Element(Row):
                                                        "submit-like button, the number of forms plus the group's "
                                                        "index (the button carries it too); else none.")
     label: str | None = Field(default=None, description="A text field's label (its <label>, aria-label or placeholder); "
-                                                        "for options, the name of their group (radio group, fieldset).")
+                                                        "for other controls, the name of their group (radio group, "
+                                                        "fieldset, named nav); for a button or link outside one whose "
+                                                        "text another one on the page has too, the text of the item it "
+                                                        "sits in (a list's row or card).")
     value: str | None = Field(default=None, description="A text field's current value.")
     control: str | None = Field(default=None, description="What kind of control it is: its ARIA role when it has one "
                                                           "(checkbox, radio, switch, tab, option, menuitem, listbox, "

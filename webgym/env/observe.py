@@ -252,6 +252,20 @@ INTERACTIVE_JS = """() => {
     button.control = 'submit';
     for (const f of fields) f.form = button.form;
   }
+  // Buttons and links that read alike ("Add", "Book", "☆ Save" on every item of a list) are told apart by the
+  // item each sits in: the text of its largest ancestor holding none of the others, less its own text.
+  const alike = new Map();
+  for (const f of found) {
+    if (!f.label && ['button', 'link', 'submit'].includes(f.control)) alike.set(f.text, [...(alike.get(f.text) || []), f]);
+  }
+  for (const same of alike.values()) {
+    if (same.length < 2) continue;
+    for (const f of same) {
+      let item = f.node;
+      while (item.parentElement && !same.some(o => o !== f && item.parentElement.contains(o.node))) item = item.parentElement;
+      f.label = clean((item.innerText || '').replace(f.node.innerText || '', ' ')) || null;
+    }
+  }
   return found.map(({node, why, ...rest}) => rest);
 }"""
 

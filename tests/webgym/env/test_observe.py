@@ -8,6 +8,7 @@ from webgym.config import EnvConfig
 from webgym.env.episode import Episode
 from webgym.env.observe import page_state
 from webgym.env.safety import UrlPolicy
+from webgym.policies.scorer.candidates import page_candidates
 
 PAGE = """<html><body style="margin:0; font: 16px sans-serif">
   <form id="search"><input name="q" aria-label="Search" value="mug"><button type="submit">Go</button></form>
@@ -51,6 +52,36 @@ def test_fields_options_and_wrapped_links_as_the_scorer_needs_them():
         assert (await page_state(page))[1].splitlines()[-2:] == ["Price", "$45.00"]
 
     run_in_browser(scenario)
+
+
+LIST = """<html><body style="margin:0; font: 16px sans-serif">
+  <a href="#cart">Cart</a>
+  <ul>
+    <li><h3>Croissants</h3><span>€2.40</span> <button>Add</button> <a href="#c">Details</a></li>
+    <li><h3>Rye bread</h3><span>€3.10</span> <button>Add</button> <a href="#r">Details</a></li>
+  </ul>
+  <div><p>Sourdough (large)</p><button>Add</button></div>
+</body></html>"""
+
+
+def test_buttons_and_links_that_read_alike_are_named_by_the_item_they_sit_in():
+    """Which "Add" adds the croissants is what the scorer reads from the item around it; a button or link no other
+    reads like keeps no item name."""
+    elements = []
+
+    async def scenario(browser):
+        page = await browser.new_page()
+        await page.set_content(LIST)
+        elements.extend((await page_state(page))[0])
+
+    run_in_browser(scenario)
+    assert [(e.text, e.label) for e in elements] == [
+        ("Cart", None), ("Add", "Croissants €2.40 Details"), ("Details", "Croissants €2.40 Add"),
+        ("Add", "Rye bread €3.10 Details"), ("Details", "Rye bread €3.10 Add"), ("Add", "Sourdough (large)")]
+    described = [c.text for c in page_candidates(elements, "") if c.kind in ("link", "button")]
+    assert described == ['click link "Cart"', 'click button "Add" (Croissants €2.40 Details)',
+                         'click link "Details" (Croissants €2.40 Add)', 'click button "Add" (Rye bread €3.10 Details)',
+                         'click link "Details" (Rye bread €3.10 Add)', 'click button "Add" (Sourdough large)']
 
 
 def test_page_text_is_observed_in_set_of_marks_mode_only(site):

@@ -47,6 +47,7 @@ EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 WORD = re.compile(r"[A-Za-z0-9][\w'&./:@!+-]*")
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 CODE = re.compile(r"(?<![\d/:.])\d{4,8}(?![\d/:.])")
+ITEM_MARKS = re.compile(r"[()\"“”]")
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,14 @@ def _element_key(element: Element) -> str:
 
 
 def _described(element: Element, kind: str) -> str:
-    group = f" ({element.label})" if element.label and kind in ("option", "toggle") else ""
+    """What the scorer reads of an element's own candidate: its text and, in brackets, its label: a toggle's group;
+    a button's or link's group, or the item it sits in where other buttons or links read like it (brackets and
+    quotes taken out of those)."""
+    group = ""
+    if element.label and kind in ("option", "toggle"):
+        group = f" ({element.label})"
+    elif element.label and element.control in ("link", "button", "submit"):
+        group = f" ({' '.join(ITEM_MARKS.sub(' ', element.label).split())})"
     state = state_words(element)
     return f'{_pointer(element)} {kind} "{element.text}"{group}' + (f" [{', '.join(state)}]" if state else "")
 
