@@ -256,13 +256,15 @@ INTERACTIVE_JS = """() => {
   // item each sits in: the text of its largest ancestor holding none of the others, less its own text.
   const alike = new Map();
   for (const f of found) {
-    if (!f.label && ['button', 'link', 'submit'].includes(f.control)) alike.set(f.text, [...(alike.get(f.text) || []), f]);
+    if (f.label || !['button', 'link', 'submit'].includes(f.control)) continue;
+    alike.set(f.text, [...(alike.get(f.text) || []), f]);
   }
   for (const same of alike.values()) {
     if (same.length < 2) continue;
     for (const f of same) {
       let item = f.node;
-      while (item.parentElement && !same.some(o => o !== f && item.parentElement.contains(o.node))) item = item.parentElement;
+      const holdsAnother = (box) => same.some(o => o !== f && box.contains(o.node));
+      while (item.parentElement && !holdsAnother(item.parentElement)) item = item.parentElement;
       f.label = clean((item.innerText || '').replace(f.node.innerText || '', ' ')) || null;
     }
   }

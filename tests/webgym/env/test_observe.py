@@ -79,9 +79,10 @@ def test_buttons_and_links_that_read_alike_are_named_by_the_item_they_sit_in():
         ("Cart", None), ("Add", "Croissants €2.40 Details"), ("Details", "Croissants €2.40 Add"),
         ("Add", "Rye bread €3.10 Details"), ("Details", "Rye bread €3.10 Add"), ("Add", "Sourdough (large)")]
     described = [c.text for c in page_candidates(elements, "") if c.kind in ("link", "button")]
-    assert described == ['click link "Cart"', 'click button "Add" (Croissants €2.40 Details)',
-                         'click link "Details" (Croissants €2.40 Add)', 'click button "Add" (Rye bread €3.10 Details)',
-                         'click link "Details" (Rye bread €3.10 Add)', 'click button "Add" (Sourdough large)']
+    assert described == ['click link "Cart"',
+                         'click button "Add" (Croissants €2.40 Details)', 'click link "Details" (Croissants €2.40 Add)',
+                         'click button "Add" (Rye bread €3.10 Details)', 'click link "Details" (Rye bread €3.10 Add)',
+                         'click button "Add" (Sourdough large)']
 
 
 def test_page_text_is_observed_in_set_of_marks_mode_only(site):
