@@ -49,6 +49,11 @@ class ScorerConfig(Section):
     seed: int = Field(default=0, description="Seed of the initial weights and of the rollout sampler.")
     hidden: int = Field(default=256, ge=8, description="Width of the MLP's hidden layers.")
     dropout: float = Field(default=0.1, ge=0, lt=1, description="Dropout in training (off when acting).")
+    embedding_dropout: float = Field(
+        default=0.0, ge=0, lt=1, description="A fresh scorer's dropout on its MiniLM inputs only (texts and their "
+                                             "products; not the relational scalars), in training; a checkpoint keeps "
+                                             "its own. It leans the network on how candidates relate to the task, "
+                                             "which carries to unseen sites, over the texts of the sites it trained on.")
     history: int = Field(default=3, ge=0, description="Earlier actions the scorer reads (their mean embedding).")
     architecture: Literal["mlp", "relational"] = Field(
         default="mlp", description="The network of a fresh scorer (a checkpoint keeps its own): mlp reads the task as "

@@ -30,6 +30,7 @@ class Scorer:
     history: int
     base: str | None = None
     architecture: str = "mlp"
+    embedding_dropout: float = 0.0
 
 
 CONFIG_FILE = "config.json"
@@ -40,10 +41,11 @@ def init_scorer(config: ScorerConfig) -> Scorer:
     """An untrained scorer, its weights drawn from `config.seed` (the same seed gives the same scorer)."""
     generator_state = torch.random.get_rng_state()
     torch.manual_seed(config.seed)
-    net = ScorerNet(config.hidden, config.dropout, config.architecture)
+    net = ScorerNet(config.hidden, config.dropout, config.architecture, config.embedding_dropout)
     torch.random.set_rng_state(generator_state)
     name = f"scorer-init-s{config.seed}" + ("" if config.architecture == "mlp" else f"-{config.architecture}")
-    return Scorer(net, name, config.hidden, config.dropout, config.history, architecture=config.architecture)
+    return Scorer(net, name, config.hidden, config.dropout, config.history, architecture=config.architecture,
+                  embedding_dropout=config.embedding_dropout)
 
 
 
@@ -63,7 +65,7 @@ def save_scorer(scorer: Scorer, path: str | Path) -> Path:
         save_file({k: v.contiguous() for k, v in scorer.net.state_dict().items()}, str(staging / WEIGHTS_FILE))
         meta = {"checkpoint_id": scorer.checkpoint_id, "base": scorer.base, "hidden": scorer.hidden,
                 "dropout": scorer.dropout, "history": scorer.history, "embedding": MODEL_NAME,
-                "architecture": scorer.architecture}
+                "architecture": scorer.architecture, "embedding_dropout": scorer.embedding_dropout}
         (staging / CONFIG_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return Path(path)
 
@@ -80,14 +82,15 @@ def load_scorer(path: str | Path) -> Scorer:
         if architecture not in ARCHITECTURES:
             raise CheckpointError(f"scorer checkpoint {path}: architecture {architecture!r} is not one this version "
                                   f"knows ({', '.join(ARCHITECTURES)}); it was written by a newer webgym")
-        net = ScorerNet(int(meta["hidden"]), float(meta["dropout"]), architecture)
+        embedding_dropout = float(meta.get("embedding_dropout", 0.0))
+        net = ScorerNet(int(meta["hidden"]), float(meta["dropout"]), architecture, embedding_dropout)
         net.load_state_dict(load_file(str(path / WEIGHTS_FILE)))
     except (json.JSONDecodeError, KeyError, ValueError, RuntimeError) as error:
         raise CheckpointError(f"scorer checkpoint {path}: unreadable ({str(error).splitlines()[0]})") from None
     if meta.get("embedding", MODEL_NAME) != MODEL_NAME:
         raise CheckpointError(f"scorer checkpoint {path}: trained on {meta['embedding']} embeddings, not {MODEL_NAME}")
     return Scorer(net, meta["checkpoint_id"], int(meta["hidden"]), float(meta["dropout"]), int(meta["history"]),
-                  meta.get("base"), architecture)
+                  meta.get("base"), architecture, embedding_dropout)
 
 
 

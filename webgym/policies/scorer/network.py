@@ -30,26 +30,34 @@ class _MLP(nn.Module):
 
 class ScorerNet(nn.Module):
     """Two MLPs: candidate scores (one per candidate) and fill-field option scores. The `architecture`
-    (features.ARCHITECTURES) sets how many scalars per candidate the first one reads."""
+    (features.ARCHITECTURES) sets how many scalars per candidate the first one reads. `embedding_dropout`
+    drops, in training only, that share of the MiniLM inputs (texts and their products), not the scalars: the
+    text channel can learn a training site's habits (which toggles its tasks set), the scalars only how a
+    candidate relates to the task, which is what carries to sites the demonstrations never showed."""
 
-    def __init__(self, hidden: int = 256, dropout: float = 0.1, architecture: str = "mlp") -> None:
+    def __init__(self, hidden: int = 256, dropout: float = 0.1, architecture: str = "mlp",
+                 embedding_dropout: float = 0.0) -> None:
         super().__init__()
         self.architecture = architecture
         self.flat = _MLP(4 * DIM + scalar_count(architecture), 3 * DIM, hidden, dropout)
         self.field = _MLP(4 * DIM + FIELD_SCALARS, DIM, max(hidden // 2, 8), dropout)
+        self.embedding_dropout = nn.Dropout(embedding_dropout)
 
     def candidate_scores(self, task: torch.Tensor, page: torch.Tensor, history: torch.Tensor,
                          candidates: torch.Tensor, scalars: torch.Tensor) -> torch.Tensor:
         """(B, D) x3, (B, N, D), (B, N, S) -> (B, N) logits."""
-        items = torch.cat([candidates, task[:, None] * candidates, page[:, None] * candidates,
-                           history[:, None] * candidates, scalars], dim=-1)  # (B, N, 4D + S)
-        return self.flat(items, torch.cat([task, page, history], dim=-1))
+        drop = self.embedding_dropout
+        texts = torch.cat([candidates, task[:, None] * candidates, page[:, None] * candidates,
+                           history[:, None] * candidates], dim=-1)
+        items = torch.cat([drop(texts), scalars], dim=-1)  # (B, N, 4D + S)
+        return self.flat(items, drop(torch.cat([task, page, history], dim=-1)))
 
     def option_scores(self, label: torch.Tensor, options: torch.Tensor, contexts: torch.Tensor,
                       scalars: torch.Tensor) -> torch.Tensor:
         """(F, D), (F, M, D) x2, (F, M, S) -> (F, M) logits."""
-        items = torch.cat([options, contexts, label[:, None] * options, label[:, None] * contexts, scalars], dim=-1)
-        return self.field(items, label)
+        drop = self.embedding_dropout
+        texts = torch.cat([options, contexts, label[:, None] * options, label[:, None] * contexts], dim=-1)
+        return self.field(torch.cat([drop(texts), scalars], dim=-1), drop(label))
 
 
 

@@ -17,13 +17,13 @@ from tests.webgym.rollout.conftest import roll_out
 from tests.webgym.sites.conftest import mini  # noqa: F401 (fixture)
 from webgym.checkpoints import CheckpointError
 from webgym.config import EnvConfig, PolicyConfig, RolloutConfig, ScorerConfig
-from webgym.embeddings import Embedder
+from webgym.embeddings import DIM, Embedder
 from webgym.env.observe import Observation
 from webgym.policies.base import PolicyError, PolicyInput, TaskSpec
 from webgym.policies.scorer.candidates import page_candidates, step_choices
 from webgym.policies.scorer.checkpoint import init_scorer, load_scorer, open_scorer, save_scorer
 from webgym.policies.scorer.embeddings import TextEmbeddings, scorer_embeddings
-from webgym.policies.scorer.features import Chosen, Decision
+from webgym.policies.scorer.features import Chosen, Decision, scalar_count
 from webgym.policies.scorer.policy import ScorerPolicy
 from webgym.rollout.collect import episode_specs
 from webgym.sites.tasks import task_record
@@ -57,6 +57,28 @@ def test_checkpoints_reload_exactly_and_bad_ones_say_what_is_wrong(tmp_path):
     (tmp_path / "bad" / "config.json").write_text(json.dumps({"hidden": 32}))  # no dropout, no id
     with pytest.raises(CheckpointError, match="unreadable"):
         load_scorer(tmp_path / "bad")
+
+
+def test_embedding_dropout_drops_texts_in_training_only_and_stays_with_the_checkpoint(tmp_path):
+    scorer = init_scorer(SMALL.model_copy(update={"dropout": 0.0, "embedding_dropout": 0.5}))
+    net, generator = scorer.net, torch.Generator().manual_seed(0)
+    task, page, history = (torch.randn(1, DIM, generator=generator) for _ in range(3))
+    texts = torch.randn(1, 5, DIM, generator=generator)
+    scalars = torch.randn(1, 5, scalar_count("mlp"), generator=generator)
+    no_texts = (torch.zeros_like(task),) * 3 + (torch.zeros_like(texts), scalars)
+    net.train()
+    assert not torch.equal(net.candidate_scores(task, page, history, texts, scalars),
+                           net.candidate_scores(task, page, history, texts, scalars))
+    assert torch.equal(net.candidate_scores(*no_texts), net.candidate_scores(*no_texts))  # scalars are kept
+    net.eval()
+    assert torch.equal(net.candidate_scores(task, page, history, texts, scalars),
+                       net.candidate_scores(task, page, history, texts, scalars))
+    loaded = load_scorer(save_scorer(scorer, tmp_path / "ckpt"))
+    assert loaded.embedding_dropout == 0.5 and loaded.net.embedding_dropout.p == 0.5
+    meta = json.loads((tmp_path / "ckpt" / "config.json").read_text())
+    del meta["embedding_dropout"]  # written before the setting: none
+    (tmp_path / "ckpt" / "config.json").write_text(json.dumps(meta))
+    assert load_scorer(tmp_path / "ckpt").net.embedding_dropout.p == 0.0
 
 
 class CountingEmbedder(Embedder):
