@@ -340,8 +340,7 @@ def train_scorer(scorer: Scorer, samples: list[ScorerSample], config: TrainConfi
             break
     net.eval()
     trained = Scorer(net, f"scorer-{weights_id(net)}", scorer.hidden, scorer.dropout, scorer.history,
-                     base=scorer.checkpoint_id, architecture=scorer.architecture,
-                     embedding_dropout=scorer.embedding_dropout)
+                     base=scorer.checkpoint_id, architecture=scorer.architecture)
     towards = [s for s in samples if s.advantage >= 0]
     metrics = {"train/loss": history[-1]["train/loss"], "train/accuracy": decision_accuracy(net, towards),
                "train/samples": float(len(samples)), "train/epochs": float(len(history)),

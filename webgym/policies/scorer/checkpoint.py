@@ -30,7 +30,12 @@ class Scorer:
     history: int
     base: str | None = None
     architecture: str = "mlp"
-    embedding_dropout: float = 0.0
+
+    @property
+    def embedding_dropout(self) -> float:
+        """The network's dropout on its MiniLM inputs in training (ScorerNet): read from the network, so a scorer
+        trained from another keeps it without being told."""
+        return float(self.net.embedding_dropout.p)
 
 
 CONFIG_FILE = "config.json"
@@ -44,8 +49,7 @@ def init_scorer(config: ScorerConfig) -> Scorer:
     net = ScorerNet(config.hidden, config.dropout, config.architecture, config.embedding_dropout)
     torch.random.set_rng_state(generator_state)
     name = f"scorer-init-s{config.seed}" + ("" if config.architecture == "mlp" else f"-{config.architecture}")
-    return Scorer(net, name, config.hidden, config.dropout, config.history, architecture=config.architecture,
-                  embedding_dropout=config.embedding_dropout)
+    return Scorer(net, name, config.hidden, config.dropout, config.history, architecture=config.architecture)
 
 
 
@@ -90,7 +94,7 @@ def load_scorer(path: str | Path) -> Scorer:
     if meta.get("embedding", MODEL_NAME) != MODEL_NAME:
         raise CheckpointError(f"scorer checkpoint {path}: trained on {meta['embedding']} embeddings, not {MODEL_NAME}")
     return Scorer(net, meta["checkpoint_id"], int(meta["hidden"]), float(meta["dropout"]), int(meta["history"]),
-                  meta.get("base"), architecture, embedding_dropout)
+                  meta.get("base"), architecture)
 
 
 
